@@ -1,0 +1,5 @@
+export { createEmptyDatabase, createTestDatabase, databaseUrlFor, ensureTemplate, testServerUrl } from "./test-database.js";
+export type { TestDatabase } from "./test-database.js";
+export { createTestRedis, testRedisUrl } from "./test-redis.js";
+export type { TestRedis } from "./test-redis.js";
+export { freePort, waitFor, waitForPort } from "./wait-for.js";
