@@ -2,3 +2,24 @@ export { createDatabase, Prisma } from "./client.js";
 export type { Database, DatabaseOptions, DbHandle, PrismaClient, Tx } from "./client.js";
 export { defaultMigrationsDir, migrate, MigrationError, readMigrations } from "./migrate.js";
 export type { MigrateResult, MigrationFile } from "./migrate.js";
+export type {
+  AccountPurge,
+  BlacklistRange,
+  EmailOutbox,
+  GlobalConfig as GlobalConfigRow,
+  JudgeDailyStat,
+  PasswordResetToken,
+  Proxy,
+  ProxyProtocolStatus,
+  ProxyReputation,
+  ProxySource,
+  ProxyStatistic,
+  ProxyStatisticResponse,
+  RevokedToken,
+  RotatingProxy,
+  ScrapeSource,
+  User,
+  UserDailyStat,
+  UserJudge,
+  UserSettings,
+} from "./generated/client.js";

@@ -1,0 +1,26 @@
+import { z } from "zod";
+import { defineQueue } from "../queue-contract.js";
+
+/**
+ * Periodic housekeeping. Schedules are BullMQ job schedulers (one per job
+ * name), so exactly one instance runs each tick however many are up.
+ */
+export const maintenanceQueue = defineQueue({
+  name: "maintenance",
+  jobs: {
+    /** Deletes expired or used password-reset tokens. */
+    "cleanup-reset-tokens": z.object({}).passthrough(),
+    /** Deletes revoked-token rows whose tokens have expired anyway. */
+    "cleanup-revoked-tokens": z.object({}).passthrough(),
+    /** Removes in batches the bulk rows of deleted accounts. */
+    "purge-deleted-accounts": z.object({ batchSize: z.number().int().positive().optional() }).passthrough(),
+  },
+  defaultJobOptions: { removeOnComplete: 100, removeOnFail: 500, attempts: 3, backoff: { type: "exponential", delay: 5000 } },
+});
+
+/** How often each maintenance job runs, in seconds. */
+export const maintenanceSchedules: Record<keyof typeof maintenanceQueue.jobs, number> = {
+  "cleanup-reset-tokens": 15 * 60,
+  "cleanup-revoked-tokens": 60 * 60,
+  "purge-deleted-accounts": 60,
+};

@@ -1,0 +1,11 @@
+export { defineQueue } from "./queue-contract.js";
+export type { JobInput, JobName, JobPayload, JobSchemas, QueueContract } from "./queue-contract.js";
+export { createRedisConnection } from "./connection.js";
+export { createProducer } from "./producer.js";
+export type { Producer } from "./producer.js";
+export { createConsumer } from "./consumer.js";
+export type { Consumer, Handlers } from "./consumer.js";
+export { maintenanceQueue, maintenanceSchedules } from "./contracts/maintenance.queue.js";
+export { mailQueue } from "./contracts/mail.queue.js";
+export { checkQueue } from "./contracts/check.queue.js";
+export { scrapeQueue } from "./contracts/scrape.queue.js";

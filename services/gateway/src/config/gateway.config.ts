@@ -1,0 +1,81 @@
+import { z } from "zod";
+import { envBool, envInt, envList, envNodeEnv, envOptionalBool, envOptionalString, envString, loadConfig } from "@roost/config";
+
+/**
+ * Every variable the gateway reads. README documents each one (a test checks
+ * that it names them all). Units are in the names or the comments.
+ */
+export const gatewayEnvSchema = z
+  .object({
+    NODE_ENV: envNodeEnv,
+    /** HTTP port; 8080. */
+    PORT: envInt(8080, 0, 65535),
+    /** Interface to bind; 127.0.0.1 so nothing is exposed by accident. */
+    HOST: envString("127.0.0.1"),
+    /** Where generated secrets, embedded databases and keys live. */
+    DATA_DIR: envString("./.data"),
+    DATABASE_URL: envOptionalString(),
+    REDIS_URL: envOptionalString(),
+    /** Prefix of every Redis key and BullMQ queue; lets deployments share a Redis. */
+    QUEUE_PREFIX: envString("roost"),
+    LOG_LEVEL: z.enum(["error", "warn", "info", "http", "verbose", "debug", "silly"]).default("info"),
+    /** Comma-separated browser origins allowed by CORS; none by default. */
+    CORS_ALLOWED_ORIGINS: envList(),
+    /** CIDRs of reverse proxies whose X-Forwarded-For is believed; none by default. */
+    TRUSTED_PROXY_CIDRS: envList(),
+    ALLOW_PRIVATE_NETWORK_TARGETS: envBool(false),
+    ALLOW_PUBLIC_OBSERVABILITY_ENDPOINTS: envBool(false),
+    OBSERVABILITY_TOKEN: envOptionalString(),
+    JWT_SECRET: envOptionalString(),
+    /** Token lifetime in minutes, 15..10080. */
+    JWT_TTL_MINUTES: envInt(10080, 15, 10080),
+    AUTH_REVOCATION_FAIL_OPEN: envBool(true),
+    /** Milliseconds a revocation lookup may take before Redis counts as down. */
+    AUTH_REVOCATION_TIMEOUT_MS: envInt(500, 50, 10000),
+    /** Defaults depend on NODE_ENV (development false/true, production true/false). */
+    DISABLE_PUBLIC_REGISTRATION: envOptionalBool(),
+    ENABLE_PUBLIC_FIRST_ADMIN_BOOTSTRAP: envOptionalBool(),
+    /** Bytes; 10 MiB. */
+    API_UPLOAD_MAX_BODY_BYTES: envInt(10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    /** Bytes; 1 MiB. */
+    API_JSON_MAX_BODY_BYTES: envInt(1024 * 1024, 1024, 64 * 1024 * 1024),
+    /** Bytes; 16 KiB. */
+    GRAPHQL_MAX_QUERY_BYTES: envInt(16 * 1024, 256, 1024 * 1024),
+    /** argon2id memory cost in KiB and iterations. */
+    PASSWORD_HASH_MEMORY_KIB: envInt(19456, 1024, 1024 * 1024),
+    PASSWORD_HASH_TIME_COST: envInt(2, 1, 20),
+    RATE_LIMIT_LOGIN_PER_MINUTE: envInt(60, 1, 1_000_000),
+    /** Failed logins per e-mail per 15 minutes. */
+    RATE_LIMIT_LOGIN_FAILURES_PER_EMAIL: envInt(10, 1, 1_000_000),
+    /** Failed logins per IP per 15 minutes. */
+    RATE_LIMIT_LOGIN_FAILURES_PER_IP: envInt(30, 1, 1_000_000),
+    RATE_LIMIT_REGISTER_PER_MINUTE: envInt(20, 1, 1_000_000),
+    RATE_LIMIT_FORGOT_PASSWORD_PER_MINUTE: envInt(10, 1, 1_000_000),
+    /** Seconds between two forgot-password requests for one e-mail. */
+    RATE_LIMIT_FORGOT_PASSWORD_EMAIL_WINDOW_SECONDS: envInt(60, 1, 86_400),
+    RATE_LIMIT_RESET_PASSWORD_PER_MINUTE: envInt(20, 1, 1_000_000),
+    RATE_LIMIT_RESET_PASSWORD_PER_ACCOUNT_PER_MINUTE: envInt(5, 1, 1_000_000),
+  })
+  .transform((env) => {
+    const production = env.NODE_ENV === "production";
+    return {
+      ...env,
+      DISABLE_PUBLIC_REGISTRATION: env.DISABLE_PUBLIC_REGISTRATION ?? production,
+      ENABLE_PUBLIC_FIRST_ADMIN_BOOTSTRAP: env.ENABLE_PUBLIC_FIRST_ADMIN_BOOTSTRAP ?? !production,
+    };
+  })
+  .superRefine((env, ctx) => {
+    if (env.NODE_ENV === "production" && (env.JWT_SECRET === undefined || Buffer.byteLength(env.JWT_SECRET) < 32)) {
+      ctx.addIssue({ code: "custom", path: ["JWT_SECRET"], message: "required in production, at least 32 bytes" });
+    }
+    if (env.JWT_SECRET !== undefined && Buffer.byteLength(env.JWT_SECRET) < 32) {
+      ctx.addIssue({ code: "custom", path: ["JWT_SECRET"], message: "must be at least 32 bytes" });
+    }
+  });
+
+export type GatewayConfig = z.output<typeof gatewayEnvSchema>;
+
+/** The only place the gateway reads the process environment. */
+export function gatewayConfigFromEnv(env: Record<string, string | undefined> = process.env): GatewayConfig {
+  return loadConfig(gatewayEnvSchema, env);
+}

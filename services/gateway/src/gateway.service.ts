@@ -1,0 +1,54 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import type express from "express";
+import { createApp } from "./app.js";
+import type { GatewayDeps } from "./gateway.deps.js";
+import { createQueueBootstrap } from "./queue-bootstrap.js";
+
+export interface GatewayService {
+  readonly app: express.Express;
+  /** Listens on HOST:PORT; resolves with the bound address. */
+  start(): Promise<AddressInfo>;
+  /** Stops accepting, lets in-flight requests finish (up to `graceMs`), closes idle sockets. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+export function createGatewayService(deps: GatewayDeps): GatewayService {
+  const bootstrap = createQueueBootstrap(deps.queues, deps.logger);
+  deps.health.register("startup_queue_bootstrap", async () => bootstrap.health());
+  const app = createApp(deps);
+  const server = http.createServer(app);
+  server.keepAliveTimeout = 5_000;
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 120_000;
+  let started = false;
+
+  return {
+    app,
+    async start() {
+      await new Promise<void>((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(deps.config.PORT, deps.config.HOST, () => {
+          server.off("error", reject);
+          resolve();
+        });
+      });
+      started = true;
+      await bootstrap.start();
+      const address = server.address() as AddressInfo;
+      deps.logger.info("gateway listening", { url: `http://${address.address}:${address.port}` });
+      return address;
+    },
+    async stop(graceMs = 10_000) {
+      bootstrap.stop();
+      if (!started) return;
+      started = false;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const force = setTimeout(() => server.closeAllConnections(), graceMs);
+      force.unref();
+      await closed;
+      clearTimeout(force);
+    },
+  };
+}

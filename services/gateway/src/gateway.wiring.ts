@@ -1,0 +1,77 @@
+import { createPasswordHasher, createRevocationStore, createTokenService } from "@roost/auth";
+import type { Database } from "@roost/db";
+import { createGlobalConfigStore } from "@roost/global-config";
+import { createHealthRegistry, type Logger, type Metrics } from "@roost/observability";
+import { checkQueue, createProducer, createRedisConnection, mailQueue, maintenanceQueue, scrapeQueue } from "@roost/queue";
+import type { GatewayConfig } from "./config/gateway.config.js";
+import { resolveJwtSecret } from "./config/jwt-secret.js";
+import type { BuildInfo, GatewayDeps } from "./gateway.deps.js";
+
+/** What the process (main.ts or all-in-one) shares between services. */
+export interface SharedInfra {
+  db: Database;
+  redisUrl: string;
+  logger: Logger;
+  metrics: Metrics;
+  build: BuildInfo;
+  instanceId: string;
+}
+
+/** Builds the gateway's dependencies; `close()` releases what was opened here. */
+export async function buildGatewayDeps(
+  config: GatewayConfig,
+  infra: SharedInfra,
+): Promise<{ deps: GatewayDeps; close(): Promise<void> }> {
+  const logger = infra.logger.child({ service: "gateway" });
+  const prefix = `${config.QUEUE_PREFIX}:`;
+  const redis = createRedisConnection(infra.redisUrl, "client", { commandTimeout: config.AUTH_REVOCATION_TIMEOUT_MS });
+  const producerConnection = createRedisConnection(infra.redisUrl, "producer");
+  const subscriber = createRedisConnection(infra.redisUrl, "worker");
+  const queuePrefix = config.QUEUE_PREFIX;
+  const queues = {
+    maintenance: createProducer(maintenanceQueue, { connection: producerConnection, prefix: queuePrefix }),
+    mail: createProducer(mailQueue, { connection: producerConnection, prefix: queuePrefix }),
+    check: createProducer(checkQueue, { connection: producerConnection, prefix: queuePrefix }),
+    scrape: createProducer(scrapeQueue, { connection: producerConnection, prefix: queuePrefix }),
+  };
+  const globalConfig = createGlobalConfigStore({ prisma: infra.db.prisma, redis, subscriber, prefix });
+  const secret = await resolveJwtSecret({ secret: config.JWT_SECRET, dataDir: config.DATA_DIR, logger });
+  const deps: GatewayDeps = {
+    config,
+    logger,
+    metrics: infra.metrics,
+    db: infra.db,
+    redis,
+    tokens: createTokenService({ secret, ttlMinutes: config.JWT_TTL_MINUTES }),
+    revocation: createRevocationStore({
+      prisma: infra.db.prisma,
+      redis,
+      prefix,
+      failOpen: config.AUTH_REVOCATION_FAIL_OPEN,
+      maxTokenTtlMinutes: 10080,
+    }),
+    hasher: createPasswordHasher({ memoryCostKiB: config.PASSWORD_HASH_MEMORY_KIB, timeCost: config.PASSWORD_HASH_TIME_COST }),
+    health: createHealthRegistry(),
+    queues,
+    globalConfig,
+    build: infra.build,
+    instanceId: infra.instanceId,
+  };
+  deps.health.register("database", async () => {
+    await infra.db.pool.query("SELECT 1");
+    return { status: "up" };
+  });
+  deps.health.register("redis", async () => {
+    await redis.ping();
+    return { status: "up" };
+  });
+  await globalConfig.start();
+  return {
+    deps,
+    async close() {
+      await globalConfig.stop().catch(() => undefined);
+      await Promise.all(Object.values(queues).map((q) => q.close()));
+      for (const connection of [redis, producerConnection, subscriber]) connection.disconnect();
+    },
+  };
+}

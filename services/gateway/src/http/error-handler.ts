@@ -1,0 +1,60 @@
+import type { ErrorRequestHandler, RequestHandler } from "express";
+import type { Logger } from "@roost/observability";
+import { RevocationUnavailableError } from "@roost/auth";
+import { HttpError } from "./http-error.js";
+
+/** Unknown routes: JSON 404. */
+export const notFoundHandler: RequestHandler = (_req, res) => {
+  res.status(404).json({ error: "Not found" });
+};
+
+interface BodyParserError {
+  type?: string;
+  status?: number;
+  statusCode?: number;
+  expose?: boolean;
+}
+
+/**
+ * The single place errors become responses: every error body is JSON
+ * `{error}`; body-parser errors keep their 4xx; unexpected ones are logged
+ * and answered 500 without details.
+ */
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (error: unknown, req, res, next) => {
+    if (res.headersSent) {
+      next(error);
+      return;
+    }
+    if (error instanceof HttpError) {
+      for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+      res.status(error.status).json({ error: error.message, ...error.extra });
+      return;
+    }
+    if (error instanceof RevocationUnavailableError) {
+      res.status(503).json({ error: "Authentication temporarily unavailable" });
+      return;
+    }
+    const parserError = error as BodyParserError;
+    const status = parserError.status ?? parserError.statusCode;
+    if (typeof status === "number" && status >= 400 && status < 500) {
+      const message =
+        parserError.type === "entity.too.large"
+          ? "Request body too large"
+          : parserError.type === "entity.parse.failed"
+            ? "Malformed JSON body"
+            : parserError.type === "encoding.unsupported" || parserError.type === "charset.unsupported"
+              ? "Unsupported body encoding"
+              : "Bad request";
+      res.status(status).json({ error: message });
+      return;
+    }
+    logger.error("unhandled request error", {
+      error,
+      method: req.method,
+      route: req.route?.path,
+      requestId: res.getHeader("X-Request-ID"),
+    });
+    res.status(500).json({ error: "Internal server error" });
+  };
+}

@@ -1,0 +1,57 @@
+import type { Request, RequestHandler } from "express";
+import { ipKeyGenerator, rateLimit } from "express-rate-limit";
+import { RedisStore, type RedisReply } from "rate-limit-redis";
+import type { Redis } from "ioredis";
+import type { Logger, Metrics } from "@roost/observability";
+
+export interface RateLimitSpec {
+  /** Label in svc_rate_limit_blocks_total{scope} and part of the Redis key. */
+  scope: string;
+  limit: number;
+  windowMs: number;
+  /** What is counted; null skips the limiter for this request (e.g. no e-mail in the body). */
+  key: (req: Request) => string | null;
+  /** Count only requests that fail (status >= 400), e.g. failed logins. */
+  failuresOnly?: boolean;
+}
+
+export interface RateLimitDeps {
+  redis: Redis;
+  prefix: string;
+  metrics: Metrics;
+  logger: Logger;
+}
+
+/** Client IP as a rate-limit key; IPv6 grouped by /56 so one host cannot rotate addresses. */
+export const byIp = (req: Request): string => ipKeyGenerator(req.ip ?? "unknown");
+
+/**
+ * A limiter whose counters live in Redis, shared by every gateway instance.
+ * Blocks answer 429 `{error}` with Retry-After before any credential check.
+ * If Redis is down the request passes (availability first) and it is logged.
+ */
+export function createRateLimiter(deps: RateLimitDeps, spec: RateLimitSpec): RequestHandler {
+  return rateLimit({
+    windowMs: spec.windowMs,
+    limit: spec.limit,
+    standardHeaders: "draft-7",
+    legacyHeaders: false,
+    skipFailedRequests: false,
+    skipSuccessfulRequests: spec.failuresOnly ?? false,
+    skip: (req) => spec.key(req) === null,
+    keyGenerator: (req) => spec.key(req) ?? "",
+    passOnStoreError: true,
+    validate: false,
+    store: new RedisStore({
+      prefix: `${deps.prefix}rl:${spec.scope}:`,
+      sendCommand: (command: string, ...args: string[]) => deps.redis.call(command, ...args) as Promise<RedisReply>,
+    }),
+    handler: (req, res) => {
+      deps.metrics.rateLimitBlocksTotal.inc({ scope: spec.scope });
+      const resetTime = (req as Request & { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
+      const retryAfterSec = resetTime ? Math.max(1, Math.ceil((resetTime.getTime() - Date.now()) / 1000)) : Math.ceil(spec.windowMs / 1000);
+      res.setHeader("Retry-After", String(retryAfterSec));
+      res.status(429).json({ error: "Too many requests, try again later" });
+    },
+  });
+}

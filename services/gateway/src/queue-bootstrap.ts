@@ -1,0 +1,60 @@
+import { maintenanceSchedules } from "@roost/queue";
+import type { ComponentHealth, Logger } from "@roost/observability";
+import type { GatewayQueues } from "./gateway.deps.js";
+
+export interface QueueBootstrap {
+  /** Registers the job schedulers; retries in the background until it succeeds or stop(). */
+  start(): Promise<void>;
+  health(): ComponentHealth;
+  stop(): void;
+}
+
+/**
+ * Startup bootstrap reported by /readyz as `startup_queue_bootstrap`: the
+ * maintenance job schedulers are upserted (idempotent, so every instance may
+ * do it) and the due work is enqueued once now rather than a period later.
+ */
+export function createQueueBootstrap(queues: GatewayQueues, logger: Logger): QueueBootstrap {
+  let state: ComponentHealth = { status: "starting" };
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+
+  async function attempt(): Promise<boolean> {
+    try {
+      const names = Object.keys(maintenanceSchedules) as (keyof typeof maintenanceSchedules)[];
+      for (const name of names) {
+        await queues.maintenance.schedule(name, maintenanceSchedules[name], {});
+        await queues.maintenance.enqueue(name, {}, { jobId: `startup:${name}:${Math.floor(Date.now() / 60_000)}` });
+      }
+      state = { status: "up", details: { schedulers: names, bootstrapped_at: new Date().toISOString() } };
+      return true;
+    } catch (error) {
+      state = { status: "down", details: { error: error instanceof Error ? error.message : String(error) } };
+      logger.warn("queue bootstrap failed, retrying", { error });
+      return false;
+    }
+  }
+
+  return {
+    async start() {
+      if (await attempt()) return;
+      let delayMs = 500;
+      const retry = () => {
+        if (stopped) return;
+        timer = setTimeout(async () => {
+          if (!(await attempt())) {
+            delayMs = Math.min(delayMs * 2, 30_000);
+            retry();
+          }
+        }, delayMs);
+        timer.unref();
+      };
+      retry();
+    },
+    health: () => state,
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
+}

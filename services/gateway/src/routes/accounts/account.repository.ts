@@ -1,0 +1,62 @@
+import type { DbHandle, PrismaClient, User } from "@roost/db";
+import type { Role } from "@roost/auth";
+import type { GlobalConfig } from "@roost/global-config";
+import { createDefaultSettings } from "../user-settings/user-settings.repository.js";
+
+/** Serialises registrations so "first user" is decided by exactly one transaction. */
+const REGISTRATION_LOCK = 7370_0001;
+
+export interface RegistrationPolicy {
+  disablePublicRegistration: boolean;
+  enablePublicFirstAdminBootstrap: boolean;
+}
+
+export type CreateAccountResult =
+  | { kind: "created"; userId: number; role: Role }
+  | { kind: "closed" }
+  | { kind: "duplicate" };
+
+/**
+ * Creates a user with default settings. Under a transaction-scoped advisory
+ * lock, "the users table is empty" is a fact no concurrent registration can
+ * change, so concurrent first registrations yield exactly one admin.
+ * `policy` null means the admin CLI: always allowed, role as given.
+ */
+export async function createAccount(
+  prisma: PrismaClient,
+  input: { email: string; passwordHash: string; config: GlobalConfig; policy: RegistrationPolicy | null; role?: Role },
+): Promise<CreateAccountResult> {
+  return prisma.$transaction(async (tx) => {
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(${REGISTRATION_LOCK})`;
+    const existing = await tx.user.findUnique({ where: { email: input.email }, select: { id: true } });
+    if (existing) return { kind: "duplicate" as const };
+    const anyUser = await tx.user.findFirst({ select: { id: true } });
+    const first = anyUser === null;
+    if (input.policy) {
+      const open = first ? input.policy.enablePublicFirstAdminBootstrap : !input.policy.disablePublicRegistration;
+      if (!open) return { kind: "closed" as const };
+    }
+    const role: Role = input.role ?? (first ? "admin" : "user");
+    const user = await tx.user.create({ data: { email: input.email, passwordHash: input.passwordHash, role } });
+    await createDefaultSettings(tx, user.id, input.config);
+    return { kind: "created" as const, userId: user.id, role };
+  });
+}
+
+export function findUserByEmail(db: DbHandle, email: string): Promise<User | null> {
+  return db.user.findUnique({ where: { email } });
+}
+
+export function findUserById(db: DbHandle, id: number): Promise<User | null> {
+  return db.user.findUnique({ where: { id } });
+}
+
+/**
+ * Removes the account now; its bulk rows (proxies, sources, statistics) are
+ * removed afterwards in batches by the maintenance queue, so the request
+ * finishes in bounded time however much the user owns.
+ */
+export async function deleteAccountRows(tx: DbHandle, userId: number): Promise<void> {
+  await tx.accountPurge.upsert({ where: { userId }, create: { userId }, update: {} });
+  await tx.user.delete({ where: { id: userId } });
+}

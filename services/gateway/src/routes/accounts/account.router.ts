@@ -1,0 +1,98 @@
+import { Router, type Request, type RequestHandler } from "express";
+import { normalizeEmail } from "@roost/auth";
+import type { GatewayDeps } from "../../gateway.deps.js";
+import { authOf } from "../../http/auth.middleware.js";
+import type { Guards } from "../../http/guards.js";
+import { badRequest } from "../../http/http-error.js";
+import { byIp, createRateLimiter, type RateLimitDeps } from "../../http/rate-limit.js";
+import { zodMessage } from "../../http/validation.js";
+import { changePasswordSchema, credentialsSchema, deleteAccountSchema } from "./account.schema.js";
+import { createAccountService } from "./account.service.js";
+
+const MINUTE = 60_000;
+
+function parse<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: import("zod").ZodError } }, req: Request): T {
+  const result = schema.safeParse(req.body);
+  if (!result.success) throw badRequest(zodMessage(result.error));
+  return result.data;
+}
+
+/** The e-mail in a JSON body, normalised, as a rate-limit key; null when absent. */
+function bodyEmail(req: Request): string | null {
+  const email = (req.body as { email?: unknown } | undefined)?.email;
+  return typeof email === "string" && email.trim() !== "" ? normalizeEmail(email) : null;
+}
+
+/** Public account routes (register, login). */
+export function publicAccountRouter(deps: GatewayDeps): Router {
+  const router = Router();
+  const service = createAccountService(deps);
+  const limits: RateLimitDeps = { redis: deps.redis, prefix: `${deps.config.QUEUE_PREFIX}:`, metrics: deps.metrics, logger: deps.logger };
+  const c = deps.config;
+
+  const registerLimit = createRateLimiter(limits, { scope: "register_ip", limit: c.RATE_LIMIT_REGISTER_PER_MINUTE, windowMs: MINUTE, key: byIp });
+  const loginLimits: RequestHandler[] = [
+    createRateLimiter(limits, { scope: "login_ip", limit: c.RATE_LIMIT_LOGIN_PER_MINUTE, windowMs: MINUTE, key: byIp }),
+    createRateLimiter(limits, {
+      scope: "login_failures_email",
+      limit: c.RATE_LIMIT_LOGIN_FAILURES_PER_EMAIL,
+      windowMs: 15 * MINUTE,
+      key: bodyEmail,
+      failuresOnly: true,
+    }),
+    createRateLimiter(limits, {
+      scope: "login_failures_ip",
+      limit: c.RATE_LIMIT_LOGIN_FAILURES_PER_IP,
+      windowMs: 15 * MINUTE,
+      key: byIp,
+      failuresOnly: true,
+    }),
+  ];
+
+  router.post("/register", registerLimit, async (req, res) => {
+    const { email, password } = parse(credentialsSchema, req);
+    const { token } = await service.register(email, password);
+    res.status(201).json({ token });
+  });
+
+  router.post("/login", ...loginLimits, async (req, res) => {
+    const { email, password } = parse(credentialsSchema, req);
+    res.json(await service.login(email, password));
+  });
+
+  return router;
+}
+
+/** Account routes behind requireAuth. */
+export function accountRouter(deps: GatewayDeps, { auth }: Guards): Router {
+  const router = Router();
+  const service = createAccountService(deps);
+
+  router.post("/refreshToken", auth, async (req, res) => {
+    res.json(await service.refresh(authOf(req).token));
+  });
+
+  router.post("/logout", auth, async (req, res) => {
+    await service.logout(authOf(req).token);
+    res.status(204).end();
+  });
+
+  router.get("/checkLogin", auth, (req, res) => {
+    const { userId, role } = authOf(req);
+    res.json({ user_id: userId, role });
+  });
+
+  router.post("/changePassword", auth, async (req, res) => {
+    const { oldPassword, newPassword } = parse(changePasswordSchema, req);
+    await service.changePassword(authOf(req).token, oldPassword, newPassword);
+    res.json("Password changed.");
+  });
+
+  router.post("/deleteAccount", auth, async (req, res) => {
+    const { password } = parse(deleteAccountSchema, req);
+    await service.deleteAccount(authOf(req).token, password);
+    res.json("Account deleted.");
+  });
+
+  return router;
+}
