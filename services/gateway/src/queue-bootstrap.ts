@@ -12,7 +12,8 @@ export interface QueueBootstrap {
 /**
  * Startup bootstrap reported by /readyz as `startup_queue_bootstrap`: the
  * maintenance job schedulers are upserted (idempotent, so every instance may
- * do it) and the due work is enqueued once now rather than a period later.
+ * do it; BullMQ keeps one scheduler per id, so one instance runs each tick)
+ * and their first jobs run now rather than a period later.
  */
 export function createQueueBootstrap(queues: GatewayQueues, logger: Logger): QueueBootstrap {
   let state: ComponentHealth = { status: "starting" };
@@ -23,8 +24,8 @@ export function createQueueBootstrap(queues: GatewayQueues, logger: Logger): Que
     try {
       const names = Object.keys(maintenanceSchedules) as (keyof typeof maintenanceSchedules)[];
       for (const name of names) {
+        // An `every` scheduler produces its first job at once: the due work starts now.
         await queues.maintenance.schedule(name, maintenanceSchedules[name], {});
-        await queues.maintenance.enqueue(name, {}, { jobId: `startup:${name}:${Math.floor(Date.now() / 60_000)}` });
       }
       state = { status: "up", details: { schedulers: names, bootstrapped_at: new Date().toISOString() } };
       return true;

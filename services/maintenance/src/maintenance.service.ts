@@ -1,0 +1,68 @@
+import type { Database } from "@roost/db";
+import type { Logger } from "@roost/observability";
+import { createConsumer, createProducer, createRedisConnection, maintenanceQueue, type Consumer } from "@roost/queue";
+import type { MaintenanceConfig } from "./config/maintenance.config.js";
+import { purgeDeletedAccounts } from "./jobs/account-purge.job.js";
+import { cleanupResetTokens, cleanupRevokedTokens } from "./jobs/token-cleanup.job.js";
+
+export interface MaintenanceDeps {
+  config: MaintenanceConfig;
+  db: Database;
+  redisUrl: string;
+  logger: Logger;
+}
+
+export interface MaintenanceService {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Consumes the maintenance queue (schedules are registered by the gateway's startup bootstrap). */
+export function createMaintenanceService(deps: MaintenanceDeps): MaintenanceService {
+  const logger = deps.logger.child({ service: "maintenance" });
+  const workerConnection = createRedisConnection(deps.redisUrl, "worker");
+  const producerConnection = createRedisConnection(deps.redisUrl, "producer");
+  const producer = createProducer(maintenanceQueue, { connection: producerConnection, prefix: deps.config.QUEUE_PREFIX });
+  let consumer: Consumer | null = null;
+  const { pool } = deps.db;
+
+  return {
+    async start() {
+      consumer = createConsumer(
+        maintenanceQueue,
+        {
+          "cleanup-reset-tokens": async () => {
+            const result = await cleanupResetTokens(pool);
+            if (result.deleted > 0) logger.info("reset tokens cleaned", result);
+            return result;
+          },
+          "cleanup-revoked-tokens": async () => {
+            const result = await cleanupRevokedTokens(pool);
+            if (result.deleted > 0) logger.info("revoked tokens cleaned", result);
+            return result;
+          },
+          "purge-deleted-accounts": async (payload) => {
+            const result = await purgeDeletedAccounts(pool, { batchSize: payload.batchSize });
+            if (result.accountsFinished > 0 || result.more) logger.info("deleted accounts purged", { ...result });
+            // Still rows left: continue at once instead of waiting for the next tick.
+            if (result.more) await producer.enqueue("purge-deleted-accounts", payload);
+            return result;
+          },
+        },
+        {
+          connection: workerConnection,
+          prefix: deps.config.QUEUE_PREFIX,
+          concurrency: deps.config.MAINTENANCE_CONCURRENCY,
+          onError: (error, job) => logger.error("maintenance job failed", { error, job: job?.name }),
+        },
+      );
+      await consumer.worker.waitUntilReady();
+    },
+    async stop() {
+      await consumer?.close();
+      await producer.close();
+      workerConnection.disconnect();
+      producerConnection.disconnect();
+    },
+  };
+}
