@@ -7,8 +7,8 @@
 const moduleNameMapper = {
   "^@roost/db$": "<rootDir>/packages/db/dist/index.js",
   "^@roost/db/(.*)$": "<rootDir>/packages/db/dist/$1",
-  "^@roost/([a-z-]+)$": "<rootDir>/packages/$1/src/index.ts",
   "^@roost/service-([a-z-]+)$": "<rootDir>/services/$1/src/index.ts",
+  "^@roost/([a-z-]+)$": "<rootDir>/packages/$1/src/index.ts",
   "^(\\.{1,2}/.*)\\.js$": "$1",
 };
 

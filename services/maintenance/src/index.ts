@@ -1,4 +1,4 @@
-export { maintenanceConfigFromEnv, maintenanceEnvSchema } from "./config/maintenance.config.js";
+export { maintenanceConfigFromEnv, maintenanceEnvSchema, maintenanceInfraSchema } from "./config/maintenance.config.js";
 export type { MaintenanceConfig } from "./config/maintenance.config.js";
 export { createMaintenanceService } from "./maintenance.service.js";
 export type { MaintenanceDeps, MaintenanceService } from "./maintenance.service.js";

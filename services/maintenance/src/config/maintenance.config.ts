@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { envInt, envString, loadConfig } from "@roost/config";
+import { envInt, envOptionalString, envString, loadConfig } from "@roost/config";
 
 /** Variables the maintenance worker reads (besides DATABASE_URL/REDIS_URL given by main). */
 export const maintenanceEnvSchema = z.object({
@@ -12,4 +12,15 @@ export type MaintenanceConfig = z.output<typeof maintenanceEnvSchema>;
 
 export function maintenanceConfigFromEnv(env: Record<string, string | undefined> = process.env): MaintenanceConfig {
   return loadConfig(maintenanceEnvSchema, env);
+}
+
+/** Connection settings when the worker runs alone (all-in-one passes its own). */
+export const maintenanceInfraSchema = z.object({
+  DATABASE_URL: envOptionalString(),
+  REDIS_URL: envOptionalString(),
+  LOG_LEVEL: z.enum(["error", "warn", "info", "http", "verbose", "debug", "silly"]).default("info"),
+});
+
+export function maintenanceInfraFromEnv(env: Record<string, string | undefined> = process.env) {
+  return loadConfig(maintenanceInfraSchema, env);
 }
