@@ -1,0 +1,123 @@
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { chmod, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { freePort, waitFor } from "@roost/testkit";
+
+/**
+ * The README's first command on a fresh clone: `npm start` with no
+ * DATABASE_URL and no REDIS_URL installs, builds, starts an embedded
+ * PostgreSQL and a local redis-server, serves the API, and on Ctrl-C (SIGINT
+ * to the whole foreground process group, as a terminal sends it) stops
+ * leaving no process behind.
+ */
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+/** Processes whose command line mentions `needle` (the clone's path). */
+async function processesMentioning(needle: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const pid of await readdir("/proc")) {
+    if (!/^\d+$/.test(pid) || Number(pid) === process.pid) continue;
+    try {
+      const cmdline = (await readFile(`/proc/${pid}/cmdline`, "utf8")).replace(/\0/g, " ");
+      if (cmdline.includes(needle)) found.push(`${pid}: ${cmdline.trim()}`);
+    } catch {
+      // gone already
+    }
+  }
+  return found;
+}
+
+describe("npm start on a fresh clone", () => {
+  let dir: string;
+  let child: ChildProcess | undefined;
+  let output = "";
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), "roost-start-"));
+    // PostgreSQL runs as the `postgres` user when we are root: it must traverse the path.
+    await chmod(dir, 0o755);
+    const clone = spawnSync("git", ["clone", "-q", repo, path.join(dir, "r")], { encoding: "utf8" });
+    if (clone.status !== 0) throw new Error(`git clone failed: ${clone.stderr}`);
+  });
+
+  afterAll(async () => {
+    if (child?.pid && child.exitCode === null) {
+      try {
+        process.kill(-child.pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+    for (const line of await processesMentioning(dir)) {
+      try {
+        process.kill(Number(line.split(":")[0]), "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("serves the API with embedded PostgreSQL and Redis, then stops cleanly", async () => {
+    const clone = path.join(dir, "r");
+    const port = await freePort();
+    const env: Record<string, string> = {};
+    for (const [key, value] of Object.entries(process.env)) {
+      if (value !== undefined && !["DATABASE_URL", "REDIS_URL", "NODE_ENV", "JWT_SECRET", "DATA_DIR", "PORT", "HOST"].includes(key)) env[key] = value;
+    }
+    env.PORT = String(port);
+    child = spawn("npm", ["start"], { cwd: clone, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    const base = `http://127.0.0.1:${port}`;
+
+    try {
+      await waitFor(
+        async () => {
+          if (child?.exitCode !== null) throw new Error(`npm start exited with ${child?.exitCode}`);
+          const res = await fetch(`${base}/readyz`);
+          return res.status === 200 && ((await res.json()) as { status: string }).status === "ready";
+        },
+        { timeoutMs: 540_000, intervalMs: 500, what: "/readyz to report ready" },
+      );
+    } catch (error) {
+      throw new Error(`${(error as Error).message}\n--- npm start output ---\n${output.slice(-4000)}`);
+    }
+    expect(output).toContain(`http://127.0.0.1:${port}`);
+
+    const credentials = { email: "first@example.com", password: "Correct-Horse-42" };
+    const registered = await fetch(`${base}/api/register`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(credentials),
+    });
+    expect(registered.status).toBe(201);
+    const login = await fetch(`${base}/api/login`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(credentials),
+    });
+    expect(login.status).toBe(200);
+    const { token, role } = (await login.json()) as { token: string; role: string };
+    expect(role).toBe("admin");
+    const me = await fetch(`${base}/api/checkLogin`, { headers: { authorization: `Bearer ${token}` } });
+    expect(await me.json()).toEqual({ user_id: expect.any(Number), role: "admin" });
+
+    // The embedded servers are children of this run.
+    expect((await processesMentioning(dir)).some((line) => /postgres|redis-server/.test(line))).toBe(true);
+
+    process.kill(-(child.pid ?? 0), "SIGINT");
+    await waitFor(() => child?.exitCode !== null || child?.signalCode !== null, {
+      timeoutMs: 60_000,
+      what: "npm start to exit after SIGINT",
+    });
+    await waitFor(async () => (await processesMentioning(dir)).length === 0, {
+      timeoutMs: 30_000,
+      what: "every process of the run to exit",
+    }).catch(async (error: Error) => {
+      throw new Error(`${error.message}\n${(await processesMentioning(dir)).join("\n")}\n--- output ---\n${output.slice(-3000)}`);
+    });
+  }, 660_000);
+});
