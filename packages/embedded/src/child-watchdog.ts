@@ -7,7 +7,8 @@ import { Socket } from "node:net";
  * holds the write end of the watchdog's stdin; the kernel closes it when the
  * owner dies, the watchdog reads end-of-file, signals the server, waits up to
  * the grace period and then SIGKILLs it. It exits on its own once the server
- * is gone, and ignores terminal signals (it runs in its own session anyway).
+ * is gone (a zombie counts as gone: init may reap late), and ignores terminal
+ * signals (it runs in its own session anyway).
  * The marker comment lets tests and operators recognise it in `ps`.
  */
 const WATCHDOG_SCRIPT = `// roost-child-watchdog
@@ -15,8 +16,15 @@ const WATCHDOG_SCRIPT = `// roost-child-watchdog
 const targetPid = Number(process.argv[1]);
 const signal = process.argv[2];
 const graceMs = Number(process.argv[3]);
+const isZombie = () => {
+  try {
+    const stat = require("node:fs").readFileSync("/proc/" + targetPid + "/stat", "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
+  } catch { return false; }
+};
 const isAlive = () => {
-  try { process.kill(targetPid, 0); return true; } catch (error) { return error.code === "EPERM"; }
+  try { process.kill(targetPid, 0); } catch (error) { if (error.code !== "EPERM") return false; }
+  return !isZombie();
 };
 process.on("SIGINT", () => {});
 process.on("SIGHUP", () => {});

@@ -289,7 +289,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     createPostgresUser: runningAsRoot,
     onLog: (chunk) => {
       for (const line of recentOutput.push(chunk)) {
-        if (/\b(PANIC|FATAL|ERROR)\b/.test(line)) logger.warn("embedded PostgreSQL reported a problem", { line });
+        if (/\b(PANIC|FATAL|ERROR|WARNING)\b/.test(line)) logger.warn("embedded PostgreSQL reported a problem", { line });
         else logger.debug?.("embedded PostgreSQL output", { line });
       }
     },
@@ -331,8 +331,12 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
       watchdog.disarm();
-      // Already gone (killed or crashed): the library would wait forever for an exit event it missed.
-      if (!(await isProcessAlive(postmasterPid))) return;
+      // Already gone (killed, crashed, or a terminal Ctrl+C reached its process group):
+      // the library would wait forever for an exit event it missed.
+      if (!(await isProcessAlive(postmasterPid))) {
+        logger.info("embedded PostgreSQL had already exited", { pid: postmasterPid });
+        return;
+      }
       const stoppedCleanly = await settlesWithin(server.stop(), stopTimeoutMs);
       if (!stoppedCleanly) {
         logger.error("embedded PostgreSQL did not stop in time; stopping it immediately", { pid: postmasterPid, stopTimeoutMs });

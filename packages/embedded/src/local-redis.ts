@@ -208,8 +208,8 @@ export async function startLocalRedis(options: LocalRedisOptions): Promise<Local
   const recentOutput = new RecentOutput();
   const onOutput = (chunk: Buffer): void => {
     for (const line of recentOutput.push(chunk.toString("utf8"))) {
-      // Redis marks warnings with " # " after the timestamp.
-      if (/ # /.test(line)) logger.warn("local Redis reported a problem", { line });
+      // Redis logs its start banner at warning level too, so judge by the words.
+      if (/warning|error|fail|can't|cannot|unable|denied|fatal|oom/i.test(line)) logger.warn("local Redis reported a problem", { line });
       else logger.debug?.("local Redis output", { line });
     }
   };
