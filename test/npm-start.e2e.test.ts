@@ -73,17 +73,17 @@ describe("npm start on a fresh clone", () => {
     child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
     const base = `http://127.0.0.1:${port}`;
 
-    try {
-      await waitFor(
-        async () => {
-          if (child?.exitCode !== null) throw new Error(`npm start exited with ${child?.exitCode}`);
-          const res = await fetch(`${base}/readyz`);
-          return res.status === 200 && ((await res.json()) as { status: string }).status === "ready";
-        },
-        { timeoutMs: 540_000, intervalMs: 500, what: "/readyz to report ready" },
-      );
-    } catch (error) {
-      throw new Error(`${(error as Error).message}\n--- npm start output ---\n${output.slice(-4000)}`);
+    // Resolves as soon as the API is ready or npm start has exited (then fail at once).
+    const outcome = await waitFor(
+      async () => {
+        if (child?.exitCode !== null || child?.signalCode !== null) return "exited";
+        const res = await fetch(`${base}/readyz`);
+        return res.status === 200 && ((await res.json()) as { status: string }).status === "ready" ? "ready" : null;
+      },
+      { timeoutMs: 540_000, intervalMs: 500, what: "/readyz to report ready" },
+    ).catch((error: Error) => error.message);
+    if (outcome !== "ready") {
+      throw new Error(`npm start did not become ready (${outcome}, exit ${child.exitCode})\n--- npm start output ---\n${output.slice(-4000)}`);
     }
     expect(output).toContain(`http://127.0.0.1:${port}`);
 
