@@ -7,6 +7,7 @@ import { startEmbeddedPostgres, startLocalRedis } from "@roost/embedded";
 import { createShutdownCoordinator, loadBuildInfo } from "@roost/lifecycle";
 import { createLogger, createMetrics } from "@roost/observability";
 import { buildGatewayDeps, createGatewayService, gatewayConfigFromEnv } from "@roost/service-gateway";
+import { createMailerService, mailerConfigFromEnv } from "@roost/service-mailer";
 import { createMaintenanceService, maintenanceConfigFromEnv } from "@roost/service-maintenance";
 import { allInOneConfigFromEnv, serviceEnv } from "./config/all-in-one.config.js";
 
@@ -60,6 +61,12 @@ async function main(): Promise<void> {
     const maintenance = createMaintenanceService({ config: maintenanceConfigFromEnv(env), db, redisUrl, logger });
     shutdown.add("workers", "maintenance", () => maintenance.stop());
     await maintenance.start();
+  }
+  if (config.SERVICES.includes("mailer")) {
+    // Stops in the workers phase, before the pool closes: it hands claimed rows back.
+    const mailer = createMailerService({ config: mailerConfigFromEnv(env), db, redisUrl, logger, metrics });
+    shutdown.add("workers", "mailer", () => mailer.stop());
+    await mailer.start();
   }
   if (config.SERVICES.includes("gateway")) {
     const gatewayConfig = gatewayConfigFromEnv({ ...env, DATA_DIR: dataDir });

@@ -3,6 +3,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { z } from "zod";
 import { gatewayEnvSchema } from "@roost/service-gateway";
+import { mailerEnvSchema, mailerInfraSchema } from "@roost/service-mailer";
 import { maintenanceEnvSchema, maintenanceInfraSchema } from "@roost/service-maintenance";
 import { allInOneEnvSchema } from "./config/all-in-one.config.js";
 
@@ -24,6 +25,8 @@ const schemas: Record<string, z.ZodType> = {
   gateway: gatewayEnvSchema,
   maintenance: maintenanceEnvSchema,
   maintenanceInfra: maintenanceInfraSchema,
+  mailer: mailerEnvSchema,
+  mailerInfra: mailerInfraSchema,
   allInOne: allInOneEnvSchema,
 };
 
