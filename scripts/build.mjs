@@ -66,7 +66,10 @@ if (clientMtime === undefined || clientMtime < schemaMtime) {
 // 2. TypeScript: the root tsconfig.json references every project; -b rebuilds only what changed.
 runStep("tsc -b", [join(root, "node_modules", "typescript", "bin", "tsc"), "-b", join(root, "tsconfig.json")]);
 
-// 3. Build info for /healthz and /api/releases: version from package.json plus the commit, when known.
+// 3. Release notes for GET /api/releases, parsed from CHANGELOG.md at build time.
+runStep("release notes", [join(root, "scripts", "build-releases.mjs")]);
+
+// 4. Build info for /healthz and /api/releases: version from package.json plus the commit, when known.
 const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
 const sha = gitShortSha();
 const buildInfo = { buildVersion: sha ? `${version}+${sha}` : version, builtAt: new Date().toISOString() };

@@ -1,3 +1,4 @@
+import { createSecretKey } from "node:crypto";
 import jwt from "jsonwebtoken";
 import { v7 as uuidv7 } from "uuid";
 
@@ -44,6 +45,10 @@ export function issuedAtMsFromJti(jti: string): number | null {
 
 export function createTokenService({ secret, ttlMinutes }: { secret: string; ttlMinutes: number }): TokenService {
   if (Buffer.byteLength(secret) < 32) throw new Error("JWT secret must be at least 32 bytes");
+  // A KeyObject, made once: given a string, jsonwebtoken first tries to parse
+  // it as a PEM public key on every call and catches the failure, which made
+  // each verify ~50x slower (~0.5 ms of CPU per authenticated request).
+  const key = createSecretKey(Buffer.from(secret));
   return {
     ttlMinutes,
     sign({ userId, role }, notBeforeMs = 0) {
@@ -51,7 +56,7 @@ export function createTokenService({ secret, ttlMinutes }: { secret: string; ttl
       const jti = uuidv7({ msecs: issuedAtMs });
       const iat = Math.floor(issuedAtMs / 1000);
       const claims: VerifiedToken = { user_id: userId, role, iat, exp: iat + ttlMinutes * 60, jti, issuedAtMs };
-      const token = jwt.sign({ user_id: userId, role, iat, exp: claims.exp, jti }, secret, { algorithm: "HS256" });
+      const token = jwt.sign({ user_id: userId, role, iat, exp: claims.exp, jti }, key, { algorithm: "HS256" });
       return { token, claims };
     },
     verify(token) {
@@ -59,7 +64,7 @@ export function createTokenService({ secret, ttlMinutes }: { secret: string; ttl
       let decoded: unknown;
       try {
         // Only HS256: `alg: none` and algorithm-confusion tokens fail here.
-        decoded = jwt.verify(token, secret, { algorithms: ["HS256"] });
+        decoded = jwt.verify(token, key, { algorithms: ["HS256"] });
       } catch (error) {
         if (error instanceof jwt.TokenExpiredError) throw new InvalidTokenError("expired");
         if (error instanceof jwt.JsonWebTokenError && /malformed|jwt must be/i.test(error.message)) {

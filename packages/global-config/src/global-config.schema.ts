@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { normalizeBlacklistEntry } from "./website-blacklist.js";
 
 /**
  * The admin's global configuration (GET /api/global/settings, POST
@@ -40,14 +41,17 @@ export const judgeSchema = z.strictObject({
 
 const headerName = z.string().trim().min(1).max(128).regex(/^[A-Za-z0-9-]+$/, "must be an HTTP header name");
 
-/** Host names for the website blacklist: `example.com` blocks it and every subdomain. */
+/**
+ * Host names for the website blacklist: `example.com` blocks it and every
+ * subdomain. Entries are stored in canonical form (see
+ * normalizeBlacklistEntry): `*.Example.COM.` is kept as `example.com`.
+ */
+const HOST_NAME = /^(?:[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 const domain = z
   .string()
-  .trim()
-  .toLowerCase()
-  .min(1)
-  .max(253)
-  .regex(/^(?:[a-z0-9*](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, "must be a domain name");
+  .max(1024)
+  .transform(normalizeBlacklistEntry)
+  .refine((value) => value.length <= 253 && HOST_NAME.test(value), "must be a domain name such as example.com");
 
 export const globalConfigSchema = z.strictObject({
   protocols: z.strictObject({ http: z.boolean(), https: z.boolean(), socks4: z.boolean(), socks5: z.boolean() }),

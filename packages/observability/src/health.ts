@@ -1,6 +1,11 @@
 /**
  * Readiness components. Each check answers quickly (callers pass a timeout)
  * and never throws: a failure is a `down` status with details.
+ *
+ * Overall status: `not_ready` when a critical component is `down` or
+ * `starting`; `degraded` when a critical component says `degraded` or a
+ * non-critical one is anything but `up`; `ready` otherwise. Components are
+ * critical unless registered with `{critical: false}`.
  */
 export type ComponentStatus = "up" | "down" | "degraded" | "starting";
 
@@ -18,6 +23,7 @@ export interface ReadinessReport {
 
 export interface HealthRegistry {
   register(name: string, check: HealthCheck, options?: { critical?: boolean }): void;
+  /** Runs every check, each bounded by `timeoutMs` (2000); calls made while a run is in progress share it. */
   check(timeoutMs?: number): Promise<ReadinessReport>;
 }
 
@@ -31,10 +37,13 @@ export function createHealthRegistry(): HealthRegistry {
     });
     try {
       return await Promise.race([
-        check().catch((error: unknown) => ({
-          status: "down" as const,
-          details: { error: error instanceof Error ? error.message : String(error) },
-        })),
+        // Promise.resolve().then: a check that throws synchronously is `down` too, not a rejected report.
+        Promise.resolve()
+          .then(check)
+          .catch((error: unknown) => ({
+            status: "down" as const,
+            details: { error: error instanceof Error ? error.message : String(error) },
+          })),
         timeout,
       ]);
     } finally {
@@ -42,23 +51,34 @@ export function createHealthRegistry(): HealthRegistry {
     }
   }
 
+  async function checkAll(timeoutMs: number): Promise<ReadinessReport> {
+    const entries = [...checks.entries()];
+    const results = await Promise.all(entries.map(([, { check }]) => runOne(check, timeoutMs)));
+    const components: Record<string, ComponentHealth> = {};
+    let status: ReadinessReport["status"] = "ready";
+    entries.forEach(([name, { critical }], i) => {
+      const result = results[i] ?? { status: "down" };
+      components[name] = result;
+      if (result.status === "up") return;
+      if (critical && (result.status === "down" || result.status === "starting")) status = "not_ready";
+      else if (status === "ready") status = "degraded";
+    });
+    return { status, components };
+  }
+
+  // Concurrent probes share one run, so a burst of /readyz calls costs one
+  // round of database and Redis checks, not one per caller.
+  let running: Promise<ReadinessReport> | null = null;
+
   return {
     register(name, check, options = {}) {
       checks.set(name, { check, critical: options.critical ?? true });
     },
-    async check(timeoutMs = 2000) {
-      const entries = [...checks.entries()];
-      const results = await Promise.all(entries.map(([, { check }]) => runOne(check, timeoutMs)));
-      const components: Record<string, ComponentHealth> = {};
-      let status: ReadinessReport["status"] = "ready";
-      entries.forEach(([name, { critical }], i) => {
-        const result = results[i] ?? { status: "down" };
-        components[name] = result;
-        if (result.status === "up") return;
-        if (critical && (result.status === "down" || result.status === "starting")) status = "not_ready";
-        else if (status === "ready") status = "degraded";
+    check(timeoutMs = 2000) {
+      running ??= checkAll(timeoutMs).finally(() => {
+        running = null;
       });
-      return { status, components };
+      return running;
     },
   };
 }

@@ -9,7 +9,14 @@ import type { Guards } from "./http/guards.js";
 import { httpMetrics } from "./http/metrics.middleware.js";
 import { requestId } from "./http/request-id.middleware.js";
 import { accountRouter, publicAccountRouter } from "./routes/accounts/account.router.js";
+import { passwordRecoveryRouter } from "./routes/password-recovery/password-recovery.router.js";
 import { userSettingsRouter } from "./routes/user-settings/user-settings.router.js";
+import { proxiesRouter } from "./routes/proxies/proxies.router.js";
+import { dashboardRouter } from "./routes/dashboard/dashboard.router.js";
+import { graphqlRouter } from "./routes/graphql/graphql.router.js";
+import { globalSettingsRouter } from "./routes/global-settings/global-settings.router.js";
+import { observabilityRouter } from "./routes/observability/observability.router.js";
+import { releasesRouter } from "./routes/releases/releases.router.js";
 
 /** The gateway's Express app: middleware order matters and is fixed here. */
 export function createApp(deps: GatewayDeps): express.Express {
@@ -30,14 +37,23 @@ export function createApp(deps: GatewayDeps): express.Express {
     }),
   );
 
+  app.use(observabilityRouter(deps));
+
   const auth = requireAuth(deps);
   const guards: Guards = { auth, admin: [auth, requireAdmin] };
 
+  // Before the /api JSON parser: GraphQL parses its own body (413 rule).
+  app.use("/api", graphqlRouter(deps, guards));
   const api = Router();
   api.use(express.json({ limit: deps.config.API_JSON_MAX_BODY_BYTES, strict: true }));
   api.use(publicAccountRouter(deps));
+  api.use(passwordRecoveryRouter(deps));
   api.use(accountRouter(deps, guards));
   api.use(userSettingsRouter(deps, guards));
+  api.use(proxiesRouter(deps, guards));
+  api.use(dashboardRouter(deps, guards));
+  api.use(releasesRouter(deps));
+  api.use(globalSettingsRouter(deps, guards));
   app.use("/api", api);
 
   app.use(notFoundHandler);

@@ -1,6 +1,7 @@
 import type { Redis } from "ioredis";
 import type { PasswordHasher, RevocationStore, TokenService } from "@roost/auth";
 import type { Database } from "@roost/db";
+import type { GeoResolver } from "@roost/geo";
 import type { GlobalConfigStore } from "@roost/global-config";
 import type { HealthRegistry, Logger, Metrics } from "@roost/observability";
 import type { checkQueue, mailQueue, maintenanceQueue, Producer, scrapeQueue } from "@roost/queue";
@@ -35,4 +36,6 @@ export interface GatewayDeps {
   build: BuildInfo;
   /** Stable id of this process, reported by /healthz. */
   instanceId: string;
+  /** Offline country/ASN databases, loaded on first use (proxy uploads). */
+  geo: GeoResolver;
 }

@@ -22,6 +22,14 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
   server.headersTimeout = 10_000;
   server.requestTimeout = 120_000;
   let started = false;
+  let closing = false;
+  // While stopping, a keep-alive socket is closed as soon as its response is
+  // done instead of idling until keepAliveTimeout.
+  server.on("request", (_req, res) => {
+    res.once("finish", () => {
+      if (closing) setImmediate(() => server.closeIdleConnections());
+    });
+  });
 
   return {
     app,
@@ -43,6 +51,7 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
       bootstrap.stop();
       if (!started) return;
       started = false;
+      closing = true;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const force = setTimeout(() => server.closeAllConnections(), graceMs);

@@ -1,5 +1,6 @@
 import { createPasswordHasher, createRevocationStore, createTokenService } from "@roost/auth";
 import type { Database } from "@roost/db";
+import { createGeoResolver } from "@roost/geo";
 import { createGlobalConfigStore } from "@roost/global-config";
 import { createHealthRegistry, type Logger, type Metrics } from "@roost/observability";
 import { checkQueue, createProducer, createRedisConnection, mailQueue, maintenanceQueue, scrapeQueue } from "@roost/queue";
@@ -34,8 +35,19 @@ export async function buildGatewayDeps(
     check: createProducer(checkQueue, { connection: producerConnection, prefix: queuePrefix }),
     scrape: createProducer(scrapeQueue, { connection: producerConnection, prefix: queuePrefix }),
   };
-  const globalConfig = createGlobalConfigStore({ prisma: infra.db.prisma, redis, subscriber, prefix });
-  const secret = await resolveJwtSecret({ secret: config.JWT_SECRET, dataDir: config.DATA_DIR, logger });
+  const globalConfig = createGlobalConfigStore({ prisma: infra.db.prisma, redis, subscriber, prefix, logger });
+  async function close(): Promise<void> {
+    await globalConfig.stop().catch(() => undefined);
+    await Promise.all(Object.values(queues).map((q) => q.close()));
+    for (const connection of [redis, producerConnection, subscriber]) connection.disconnect();
+  }
+  let secret: string;
+  try {
+    secret = await resolveJwtSecret({ secret: config.JWT_SECRET, dataDir: config.DATA_DIR, logger });
+  } catch (error) {
+    await close();
+    throw error;
+  }
   const deps: GatewayDeps = {
     config,
     logger,
@@ -56,6 +68,7 @@ export async function buildGatewayDeps(
     globalConfig,
     build: infra.build,
     instanceId: infra.instanceId,
+    geo: createGeoResolver(),
   };
   deps.health.register("database", async () => {
     await infra.db.pool.query("SELECT 1");
@@ -65,13 +78,12 @@ export async function buildGatewayDeps(
     await redis.ping();
     return { status: "up" };
   });
-  await globalConfig.start();
-  return {
-    deps,
-    async close() {
-      await globalConfig.stop().catch(() => undefined);
-      await Promise.all(Object.values(queues).map((q) => q.close()));
-      for (const connection of [redis, producerConnection, subscriber]) connection.disconnect();
-    },
-  };
+  try {
+    await globalConfig.start();
+  } catch (error) {
+    // Nothing opened here may outlive a failed start.
+    await close();
+    throw error;
+  }
+  return { deps, close };
 }

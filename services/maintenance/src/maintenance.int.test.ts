@@ -27,12 +27,13 @@ async function seedUser(db: Database, email: string, proxies: number): Promise<n
 }
 
 async function countFor(db: Database, userId: number) {
-  const { rows } = await db.pool.query<{ proxies: number; stats: number; responses: number; sources: number; daily: number }>(
+  const { rows } = await db.pool.query<{ proxies: number; stats: number; responses: number; sources: number; daily: number; counts: number }>(
     `SELECT (SELECT count(*)::int FROM proxies WHERE user_id = $1) AS proxies,
             (SELECT count(*)::int FROM proxy_statistics WHERE user_id = $1) AS stats,
             (SELECT count(*)::int FROM proxy_statistic_responses r JOIN proxy_statistics s ON s.id = r.statistic_id WHERE s.user_id = $1) AS responses,
             (SELECT count(*)::int FROM scrape_sources WHERE user_id = $1) AS sources,
-            (SELECT count(*)::int FROM user_daily_stats WHERE user_id = $1) AS daily`,
+            (SELECT count(*)::int FROM user_daily_stats WHERE user_id = $1) AS daily,
+            (SELECT count(*)::int FROM user_proxy_counts WHERE user_id = $1) AS counts`,
     [userId],
   );
   return rows[0];
@@ -65,8 +66,9 @@ describe("maintenance jobs", () => {
       runs += 1;
       expect(runs).toBeLessThan(100);
     }
-    expect(await countFor(db, gone)).toEqual({ proxies: 0, stats: 0, responses: 0, sources: 0, daily: 0 });
-    expect(await countFor(db, kept)).toEqual({ proxies: 300, stats: 300, responses: 300, sources: 1, daily: 1 });
+    expect(await countFor(db, gone)).toEqual({ proxies: 0, stats: 0, responses: 0, sources: 0, daily: 0, counts: 0 });
+    expect(await countFor(db, kept)).toMatchObject({ proxies: 300, stats: 300, responses: 300, sources: 1, daily: 1 });
+    expect((await countFor(db, kept))?.counts).toBeGreaterThan(0);
     expect(await db.prisma.accountPurge.count()).toBe(0);
   });
 

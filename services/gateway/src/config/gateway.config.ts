@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { envBool, envInt, envList, envNodeEnv, envOptionalBool, envOptionalString, envString, loadConfig } from "@roost/config";
+import { envBool, envInt, envList, envNodeEnv, envOptionalBool, envOptionalString, envOptionalUrl, envString, loadConfig } from "@roost/config";
 
 /**
  * Every variable the gateway reads. README documents each one (a test checks
@@ -24,8 +24,12 @@ export const gatewayEnvSchema = z
     /** CIDRs of reverse proxies whose X-Forwarded-For is believed; none by default. */
     TRUSTED_PROXY_CIDRS: envList(),
     ALLOW_PRIVATE_NETWORK_TARGETS: envBool(false),
+    /** Production only: serve /healthz, /readyz, /metrics to anyone; false (loopback or token only). */
     ALLOW_PUBLIC_OBSERVABILITY_ENDPOINTS: envBool(false),
+    /** Production only: value of X-Observability-Token that opens /healthz, /readyz, /metrics; unset (no token opens them). */
     OBSERVABILITY_TOKEN: envOptionalString(),
+    /** Release pages, the tag is appended (`https://github.com/o/r/releases/tag/`); unset: CHANGELOG.md links, else package.json `repository`. */
+    RELEASES_BASE_URL: envOptionalUrl(["http:", "https:"]),
     JWT_SECRET: envOptionalString(),
     /** Token lifetime in minutes, 15..10080. */
     JWT_TTL_MINUTES: envInt(10080, 15, 10080),
@@ -41,6 +45,10 @@ export const gatewayEnvSchema = z
     API_JSON_MAX_BODY_BYTES: envInt(1024 * 1024, 1024, 64 * 1024 * 1024),
     /** Bytes; 16 KiB. */
     GRAPHQL_MAX_QUERY_BYTES: envInt(16 * 1024, 256, 1024 * 1024),
+    /** Deepest field nesting a GraphQL operation may have (root fields are 1); 8. */
+    GRAPHQL_MAX_DEPTH: envInt(8, 1, 100),
+    /** Largest static cost of a GraphQL operation (fields times list caps, docs/graphql.md); 10000. */
+    GRAPHQL_MAX_COST: envInt(10_000, 1, 10_000_000),
     /** argon2id memory cost in KiB and iterations. */
     PASSWORD_HASH_MEMORY_KIB: envInt(19456, 1024, 1024 * 1024),
     PASSWORD_HASH_TIME_COST: envInt(2, 1, 20),
@@ -55,6 +63,13 @@ export const gatewayEnvSchema = z
     RATE_LIMIT_FORGOT_PASSWORD_EMAIL_WINDOW_SECONDS: envInt(60, 1, 86_400),
     RATE_LIMIT_RESET_PASSWORD_PER_MINUTE: envInt(20, 1, 1_000_000),
     RATE_LIMIT_RESET_PASSWORD_PER_ACCOUNT_PER_MINUTE: envInt(5, 1, 1_000_000),
+    /** Password recovery is configured when SMTP_HOST, MAIL_FROM_ADDRESS and PUBLIC_APP_URL are all set (the mailer reads the other SMTP_* settings); else forgotPassword answers 503. */
+    SMTP_HOST: envOptionalString(),
+    MAIL_FROM_ADDRESS: envOptionalString(),
+    /** Base URL of the web app for links in e-mails; never taken from request headers. */
+    PUBLIC_APP_URL: envOptionalUrl(["http:", "https:"]),
+    /** Milliseconds a request waits for a lock on (or a write to) the e-mail outbox before answering 503; 2000. */
+    OUTBOX_WRITE_TIMEOUT_MS: envInt(2000, 50, 60_000),
   })
   .transform((env) => {
     const production = env.NODE_ENV === "production";
@@ -68,7 +83,7 @@ export const gatewayEnvSchema = z
     if (env.NODE_ENV === "production" && (env.JWT_SECRET === undefined || Buffer.byteLength(env.JWT_SECRET) < 32)) {
       ctx.addIssue({ code: "custom", path: ["JWT_SECRET"], message: "required in production, at least 32 bytes" });
     }
-    if (env.JWT_SECRET !== undefined && Buffer.byteLength(env.JWT_SECRET) < 32) {
+    if (env.NODE_ENV !== "production" && env.JWT_SECRET !== undefined && Buffer.byteLength(env.JWT_SECRET) < 32) {
       ctx.addIssue({ code: "custom", path: ["JWT_SECRET"], message: "must be at least 32 bytes" });
     }
   });

@@ -1,18 +1,23 @@
 import ipaddr from "ipaddr.js";
 
+/** A CIDR, or a bare address taken as a one-host range (`10.0.0.5` = `10.0.0.5/32`). */
+function parseRange(cidr: string): [ipaddr.IPv4 | ipaddr.IPv6, number] {
+  try {
+    if (cidr.includes("/")) return ipaddr.parseCIDR(cidr);
+    const address = ipaddr.parse(cidr);
+    return [address, address.kind() === "ipv4" ? 32 : 128];
+  } catch {
+    throw new Error(`TRUSTED_PROXY_CIDRS: not a CIDR: ${cidr}`);
+  }
+}
+
 /**
  * Express `trust proxy` predicate: only a hop whose address is inside one of
  * TRUSTED_PROXY_CIDRS may set X-Forwarded-For. With none configured, the
  * socket address is the client, so the header cannot be spoofed.
  */
 export function trustProxyPredicate(cidrs: readonly string[]): (address: string) => boolean {
-  const ranges = cidrs.map((cidr) => {
-    try {
-      return ipaddr.parseCIDR(cidr);
-    } catch {
-      throw new Error(`TRUSTED_PROXY_CIDRS: not a CIDR: ${cidr}`);
-    }
-  });
+  const ranges = cidrs.map(parseRange);
   return (address) => {
     if (ranges.length === 0) return false;
     let ip: ipaddr.IPv4 | ipaddr.IPv6;

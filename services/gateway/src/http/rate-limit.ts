@@ -31,6 +31,14 @@ export const byIp = (req: Request): string => ipKeyGenerator(req.ip ?? "unknown"
  * If Redis is down the request passes (availability first) and it is logged.
  */
 export function createRateLimiter(deps: RateLimitDeps, spec: RateLimitSpec): RequestHandler {
+  const store = new RedisStore({
+    prefix: `${deps.prefix}rl:${spec.scope}:`,
+    sendCommand: (command: string, ...args: string[]) => deps.redis.call(command, ...args) as Promise<RedisReply>,
+  });
+  // The store loads its scripts when constructed and awaits them only on first
+  // use: if Redis is away at that moment, the rejection would go unhandled and
+  // end the process. It reloads them itself on the next request.
+  for (const scriptSha of [store.incrementScriptSha, store.getScriptSha]) scriptSha.catch(() => undefined);
   return rateLimit({
     windowMs: spec.windowMs,
     limit: spec.limit,
@@ -41,11 +49,12 @@ export function createRateLimiter(deps: RateLimitDeps, spec: RateLimitSpec): Req
     skip: (req) => spec.key(req) === null,
     keyGenerator: (req) => spec.key(req) ?? "",
     passOnStoreError: true,
+    logger: {
+      error: (error: unknown) => deps.logger.warn("rate limit store unavailable, request allowed", { scope: spec.scope, error }),
+      warn: (warning: unknown) => deps.logger.warn("rate limiter warning", { scope: spec.scope, warning }),
+    },
     validate: false,
-    store: new RedisStore({
-      prefix: `${deps.prefix}rl:${spec.scope}:`,
-      sendCommand: (command: string, ...args: string[]) => deps.redis.call(command, ...args) as Promise<RedisReply>,
-    }),
+    store,
     handler: (req, res) => {
       deps.metrics.rateLimitBlocksTotal.inc({ scope: spec.scope });
       const resetTime = (req as Request & { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;

@@ -47,14 +47,25 @@ export async function startGatewayHarness(env: Record<string, string> = {}): Pro
     ...env,
   });
   const db = createDatabase({ databaseUrl: database.url });
-  const { deps, close } = await buildGatewayDeps(config, {
-    db,
-    redisUrl: config.REDIS_URL ?? redis.url,
-    logger: createLogger({ silent: true }),
-    metrics: createMetrics({ defaultMetrics: false }),
-    build: { buildVersion: "test", builtAt: new Date(0).toISOString() },
-    instanceId: "test-instance",
-  });
+  let built: Awaited<ReturnType<typeof buildGatewayDeps>>;
+  try {
+    built = await buildGatewayDeps(config, {
+      db,
+      redisUrl: config.REDIS_URL ?? redis.url,
+      logger: createLogger({ silent: true }),
+      metrics: createMetrics({ defaultMetrics: false }),
+      build: { buildVersion: "test", builtAt: new Date(0).toISOString() },
+      instanceId: "test-instance",
+    });
+  } catch (error) {
+    // Release what was opened, or a failing start would leave jest hanging.
+    await db.close();
+    await database.drop();
+    await redis.cleanup();
+    await rm(dataDir, { recursive: true, force: true });
+    throw error;
+  }
+  const { deps, close } = built;
   const service = createGatewayService(deps);
   const http = request(service.app);
   let counter = 0;

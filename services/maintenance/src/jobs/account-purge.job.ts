@@ -12,7 +12,7 @@ export interface PurgeResult {
  * Removes, in batches, the bulk rows of deleted accounts (listed in
  * account_purges): proxies with their statistics and response bodies
  * (per-protocol status, reputation and source links cascade), scrape
- * sources, daily roll-ups. Each batch is its own short transaction, so no
+ * sources, daily roll-ups, dashboard counts. Each batch is its own short transaction, so no
  * lock is held long and the work resumes where it stopped after a crash.
  */
 export async function purgeDeletedAccounts(
@@ -53,6 +53,8 @@ export async function purgeDeletedAccounts(
     result.sourcesDeleted += sources.rowCount ?? 0;
     await pool.query("DELETE FROM user_daily_stats WHERE user_id = $1", [userId]);
     await pool.query("DELETE FROM judge_daily_stats WHERE user_id = $1", [userId]);
+    // The trigger-maintained dashboard counts of the account (net zero by now).
+    await pool.query("DELETE FROM user_proxy_counts WHERE user_id = $1", [userId]);
     await pool.query("DELETE FROM account_purges WHERE user_id = $1", [userId]);
     result.accountsFinished += 1;
   }

@@ -28,14 +28,15 @@ export async function createAccount(
 ): Promise<CreateAccountResult> {
   return prisma.$transaction(async (tx) => {
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(${REGISTRATION_LOCK})`;
-    const existing = await tx.user.findUnique({ where: { email: input.email }, select: { id: true } });
-    if (existing) return { kind: "duplicate" as const };
     const anyUser = await tx.user.findFirst({ select: { id: true } });
     const first = anyUser === null;
+    // Closed is answered before duplicate, so a closed instance does not tell which e-mails have accounts.
     if (input.policy) {
       const open = first ? input.policy.enablePublicFirstAdminBootstrap : !input.policy.disablePublicRegistration;
       if (!open) return { kind: "closed" as const };
     }
+    const existing = await tx.user.findUnique({ where: { email: input.email }, select: { id: true } });
+    if (existing) return { kind: "duplicate" as const };
     const role: Role = input.role ?? (first ? "admin" : "user");
     const user = await tx.user.create({ data: { email: input.email, passwordHash: input.passwordHash, role } });
     await createDefaultSettings(tx, user.id, input.config);

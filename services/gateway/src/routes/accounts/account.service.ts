@@ -21,6 +21,10 @@ function revocationFailed(error: unknown): never {
   throw unavailable("Session store unavailable, nothing was changed; try again");
 }
 
+function roleOf(stored: string): Role {
+  return stored === "admin" ? "admin" : "user";
+}
+
 export function createAccountService(deps: GatewayDeps): AccountService {
   const { prisma } = deps.db;
   const { hasher, tokens, revocation, logger } = deps;
@@ -28,9 +32,10 @@ export function createAccountService(deps: GatewayDeps): AccountService {
   // tell which addresses have accounts.
   const dummyHash = hasher.hash(randomBytes(18).toString("base64"));
 
-  async function issue(userId: number, role: Role, cutoff: Date | null) {
-    // A token is never issued at or before the user's revocation cutoff.
-    const { token } = tokens.sign({ userId, role }, cutoff ? cutoff.getTime() + 1 : 0);
+  /** Signs a token issued strictly after the user's revocation cutoff (clocks of other instances may be ahead). */
+  async function issue(userId: number, role: Role) {
+    const cutoffMs = await revocation.userCutoffMs(prisma, userId);
+    const { token } = tokens.sign({ userId, role }, cutoffMs === null ? 0 : cutoffMs + 1);
     return { token, role };
   }
 
@@ -53,7 +58,7 @@ export function createAccountService(deps: GatewayDeps): AccountService {
       if (result.kind === "duplicate") throw conflict("Email already registered");
       if (result.kind === "closed") throw forbidden("Registration is closed");
       logger.info("user registered", { userId: result.userId, role: result.role });
-      return issue(result.userId, result.role, null);
+      return issue(result.userId, result.role);
     },
 
     async login(rawEmail, password) {
@@ -67,14 +72,14 @@ export function createAccountService(deps: GatewayDeps): AccountService {
         deps.metrics.authFailuresTotal.inc({ reason: "bad_credentials" });
         throw unauthorized(INVALID_CREDENTIALS);
       }
-      return issue(user.id, user.role === "admin" ? "admin" : "user", user.tokensRevokedBefore);
+      return issue(user.id, roleOf(user.role));
     },
 
     async refresh(token) {
       const user = await findUserById(prisma, token.user_id);
       if (!user) throw unauthorized("Invalid token");
       await revocation.revokeToken(token).catch(revocationFailed);
-      return issue(user.id, user.role === "admin" ? "admin" : "user", user.tokensRevokedBefore);
+      return issue(user.id, roleOf(user.role));
     },
 
     async logout(token) {

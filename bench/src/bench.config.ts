@@ -1,0 +1,48 @@
+/**
+ * What `npm run bench` reads from its command line and environment (the only
+ * place the benchmark touches process.env).
+ *
+ * - `--smoke` or BENCH_SMOKE=1: a small run (20k proxies, few requests) that
+ *   finishes in well under a minute; CI runs it to keep the harness working.
+ * - BENCH_DATABASE_URL: an admin connection to the PostgreSQL server the
+ *   benchmark creates (and drops) its own database on;
+ *   postgresql://postgres@127.0.0.1:5432/postgres.
+ * - BENCH_REDIS_URL: Redis for the gateway, used under a prefix of its own
+ *   that is deleted at the end; redis://127.0.0.1:6379.
+ */
+export interface BenchConfig {
+  smoke: boolean;
+  adminDatabaseUrl: string;
+  redisUrl: string;
+  /** Proxies seeded for the list and export user. */
+  proxies: number;
+  /** Lines of the upload. */
+  uploadLines: number;
+  /** Concurrent clients of the list scenarios. */
+  concurrency: number;
+  /** Measured requests per scenario and side (API or SQL). */
+  requests: number;
+  /** Upper bound on one side of one scenario, milliseconds. */
+  maxScenarioMs: number;
+  /** Unmeasured requests per scenario and side before measuring. */
+  warmupRequests: number;
+}
+
+export function benchConfigFrom(argv: readonly string[], env: Record<string, string | undefined>): BenchConfig {
+  const smoke = argv.includes("--smoke") || env.BENCH_SMOKE === "1" || env.BENCH_SMOKE === "true";
+  return {
+    smoke,
+    adminDatabaseUrl: env.BENCH_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres",
+    redisUrl: env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379",
+    proxies: smoke ? 20_000 : 1_000_000,
+    uploadLines: smoke ? 20_000 : 400_000,
+    concurrency: 16,
+    requests: smoke ? 64 : 2_000,
+    maxScenarioMs: smoke ? 4_000 : 30_000,
+    warmupRequests: smoke ? 16 : 64,
+  };
+}
+
+export function benchConfigFromProcess(): BenchConfig {
+  return benchConfigFrom(process.argv.slice(2), process.env);
+}

@@ -1,0 +1,68 @@
+import { randomBytes } from "node:crypto";
+import { parentPort, workerData } from "node:worker_threads";
+import { createDatabase } from "@roost/db";
+import { createLogger, createMetrics } from "@roost/observability";
+import { buildGatewayDeps, createGatewayService, gatewayConfigFromEnv } from "@roost/service-gateway";
+
+/**
+ * The gateway under test, in a worker thread: its own event loop, as in a
+ * deployment where clients are other processes, so the load generator's
+ * HTTP work does not queue behind the gateway's (or the other way round).
+ * Built exactly as main.ts builds it.
+ */
+export interface GatewayWorkerData {
+  databaseUrl: string;
+  redisUrl: string;
+  queuePrefix: string;
+  dataDir: string;
+}
+
+export type GatewayWorkerMessage = { kind: "listening"; port: number } | { kind: "stopped" } | { kind: "failed"; message: string };
+
+async function run(data: GatewayWorkerData): Promise<void> {
+  const port = parentPort;
+  if (!port) throw new Error("gateway.worker must run as a worker thread");
+  const config = gatewayConfigFromEnv({
+    DATABASE_URL: data.databaseUrl,
+    REDIS_URL: data.redisUrl,
+    QUEUE_PREFIX: data.queuePrefix,
+    DATA_DIR: data.dataDir,
+    JWT_SECRET: randomBytes(32).toString("hex"),
+    HOST: "127.0.0.1",
+    PORT: "0",
+    PASSWORD_HASH_MEMORY_KIB: "1024",
+    PASSWORD_HASH_TIME_COST: "1",
+  });
+  const db = createDatabase({ databaseUrl: data.databaseUrl, applicationName: "roost-bench-gateway" });
+  const { deps, close } = await buildGatewayDeps(config, {
+    db,
+    redisUrl: data.redisUrl,
+    logger: createLogger({ silent: true }),
+    metrics: createMetrics({ defaultMetrics: false }),
+    build: { buildVersion: "bench", builtAt: new Date().toISOString() },
+    instanceId: "bench",
+  });
+  const gateway = createGatewayService(deps);
+  const address = await gateway.start();
+  port.postMessage({ kind: "listening", port: address.port } satisfies GatewayWorkerMessage);
+  port.once("message", () => {
+    void (async () => {
+      await gateway.stop(2_000);
+      // Every key of this run (rate limits, revocations, BullMQ queues) lives under the prefix.
+      let cursor = "0";
+      do {
+        const [next, keys] = await deps.redis.scan(cursor, "MATCH", `${data.queuePrefix}:*`, "COUNT", 1000);
+        cursor = next;
+        if (keys.length > 0) await deps.redis.del(...keys);
+      } while (cursor !== "0");
+      await close();
+      await db.close();
+      port.postMessage({ kind: "stopped" } satisfies GatewayWorkerMessage);
+      port.close();
+    })();
+  });
+}
+
+run(workerData as GatewayWorkerData).catch((error: unknown) => {
+  parentPort?.postMessage({ kind: "failed", message: error instanceof Error ? (error.stack ?? error.message) : String(error) } satisfies GatewayWorkerMessage);
+});

@@ -1,0 +1,234 @@
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import pg from "pg";
+import { Worker } from "node:worker_threads";
+import { benchConfigFromProcess, type BenchConfig } from "./bench.config.js";
+import { createBenchDatabase, seedProxies } from "./bench-database.js";
+import { apiExport, apiUpload, sqlExport, sqlUpload, uploadLines, type BulkResult } from "./bulk-scenarios.js";
+import { FIRST_HUNDRED, LIST_SCENARIOS } from "./list-scenarios.js";
+import type { GatewayWorkerData, GatewayWorkerMessage } from "./gateway.worker.js";
+import { LoopbackClient, mergeSamples, percentile, runLoad, type Samples } from "./load.js";
+
+/**
+ * `npm run bench`: the proxy inventory at 1M rows, the API beside the raw SQL
+ * doing the same work on the same database in the same run (docs/benchmarks.md).
+ */
+
+const TARGETS = {
+  /** API p99 over raw SQL p99 for the same page. */
+  apiOverSqlP99: 1.5,
+  firstHundredP99Ms: 25,
+  anyPageP99Ms: 150,
+  uploadLinesPerSec: 100_000,
+  exportRowsPerSec: 300_000,
+};
+
+const PASSWORD = "Bench-Password-42";
+/** Measurement rounds per scenario; API and SQL alternate so background load hits both alike. */
+const ROUNDS = 4;
+
+const out = (line = ""): void => {
+  process.stdout.write(`${line}\n`);
+};
+const ms = (value: number): string => (Number.isNaN(value) ? "n/a" : `${value.toFixed(1)} ms`);
+const rate = (rows: number, millis: number): number => (millis > 0 ? (rows * 1000) / millis : 0);
+const kilo = (value: number): string => `${Math.round(value / 1000)}k`;
+
+interface Verdict {
+  target: string;
+  measured: string;
+  pass: boolean;
+}
+
+async function main(config: BenchConfig): Promise<number> {
+  const started = Date.now();
+  const verdicts: Verdict[] = [];
+  const problems: string[] = [];
+  const cleanups: { what: string; run: () => Promise<void> }[] = [];
+
+  out(`Roost inventory benchmark${config.smoke ? " (smoke)" : ""}: ${config.proxies.toLocaleString("en")} proxies, ${config.concurrency} clients`);
+  const load = (): string => os.loadavg().map((n) => n.toFixed(2)).join(" ");
+  out(`node ${process.version}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, load average ${load()} (other work on the machine skews every number)`);
+
+  const database = await createBenchDatabase(config.adminDatabaseUrl);
+  cleanups.push({ what: "database", run: () => database.drop() });
+  try {
+    // The gateway, as main.ts builds it, on its own database and Redis prefix, in a worker thread.
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), "roost-bench-"));
+    cleanups.push({ what: "data dir", run: () => rm(dataDir, { recursive: true, force: true }) });
+    const gateway = await startGatewayWorker({
+      databaseUrl: database.url,
+      redisUrl: config.redisUrl,
+      queuePrefix: `roost-bench-${randomBytes(4).toString("hex")}`,
+      dataDir,
+    });
+    cleanups.push({ what: "gateway", run: () => gateway.stop() });
+    const address = { port: gateway.port };
+    const client = new LoopbackClient(address.port, config.concurrency);
+    cleanups.push({ what: "http client", run: async () => client.close() });
+
+    const register = async (): Promise<{ token: string; userId: number }> => {
+      const email = `bench-${randomBytes(4).toString("hex")}@example.com`;
+      const res = await client.request("POST", "/api/register", { "Content-Type": "application/json" }, Buffer.from(JSON.stringify({ email, password: PASSWORD })));
+      if (res.status !== 201) throw new Error(`register answered ${res.status}: ${res.body.toString()}`);
+      const { token } = JSON.parse(res.body.toString()) as { token: string };
+      const me = await client.request("GET", "/api/checkLogin", { Authorization: `Bearer ${token}` });
+      return { token, userId: (JSON.parse(me.body.toString()) as { user_id: number }).user_id };
+    };
+    const listUser = await register();
+    const uploadUser = await register();
+    const referenceUser = await register();
+
+    // The raw SQL side gets the same pool size as the gateway (createDatabase's default, 10).
+    const sql = new pg.Pool({ connectionString: database.url, max: 10, application_name: "roost-bench-sql" });
+    cleanups.push({ what: "sql pool", run: () => sql.end() });
+
+    const seedStarted = Date.now();
+    await seedProxies(sql, listUser.userId, config.proxies);
+    const { rows: sizeRows } = await sql.query<{ size: string }>("SELECT pg_size_pretty(pg_total_relation_size('proxies')) AS size");
+    out(`seeded ${config.proxies.toLocaleString("en")} proxies in ${((Date.now() - seedStarted) / 1000).toFixed(1)} s (proxies table with indexes: ${sizeRows[0]?.size ?? "?"})`);
+
+    // --- list pages -------------------------------------------------------
+    out();
+    out(`List pages (pageSize 40), ${config.concurrency} concurrent clients, up to ${config.requests} requests per side:`);
+    out(`${"scenario".padEnd(28)}${"API p50".padStart(11)}${"API p99".padStart(11)}${"SQL p50".padStart(11)}${"SQL p99".padStart(11)}${"p99 API/SQL".padStart(13)}  n`);
+    const auth = { Authorization: `Bearer ${listUser.token}` };
+    const apiTotals = new Map<string, number>();
+    const firstHundred: Samples[] = [];
+    let worstApiP99 = 0;
+    let worstApiMax = 0;
+    for (const scenario of LIST_SCENARIOS) {
+      const apiCall = async (i: number): Promise<void> => {
+        const res = await client.request("GET", scenario.apiPath(i), auth);
+        if (res.status !== 200) throw new Error(`${scenario.apiPath(i)} answered ${res.status}: ${res.body.toString().slice(0, 200)}`);
+        if (i === 0) apiTotals.set(scenario.name, (JSON.parse(res.body.toString()) as { total: number }).total);
+      };
+      const sqlCall = async (i: number): Promise<void> => {
+        await scenario.sql(sql, listUser.userId, i);
+      };
+      // Same answer first: the API's total must be the SQL's.
+      await apiCall(0);
+      const sqlTotal = await scenario.sql(sql, listUser.userId, 0);
+      if (apiTotals.get(scenario.name) !== sqlTotal) problems.push(`${scenario.name}: API total ${apiTotals.get(scenario.name)} != SQL total ${sqlTotal}`);
+
+      const warm = { concurrency: config.concurrency, requests: config.warmupRequests, maxMs: config.maxScenarioMs };
+      await runLoad(warm, sqlCall);
+      await runLoad(warm, apiCall);
+      const perRound = { concurrency: config.concurrency, requests: Math.ceil(config.requests / ROUNDS), maxMs: config.maxScenarioMs / ROUNDS };
+      const apiParts: Samples[] = [];
+      const sqlParts: Samples[] = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        sqlParts.push(await runLoad(perRound, sqlCall));
+        apiParts.push(await runLoad(perRound, apiCall));
+      }
+      const api = mergeSamples(apiParts);
+      const raw = mergeSamples(sqlParts);
+      if (api.errors > 0) problems.push(`${scenario.name}: ${api.errors} API errors (${api.firstError})`);
+      if (raw.errors > 0) problems.push(`${scenario.name}: ${raw.errors} SQL errors (${raw.firstError})`);
+      const apiP99 = percentile(api.latenciesMs, 99);
+      const sqlP99 = percentile(raw.latenciesMs, 99);
+      const ratio = apiP99 / sqlP99;
+      worstApiP99 = Math.max(worstApiP99, apiP99);
+      worstApiMax = Math.max(worstApiMax, ...api.latenciesMs);
+      if (scenario.name === FIRST_HUNDRED) firstHundred.push(api);
+      out(
+        `${scenario.name.padEnd(28)}${ms(percentile(api.latenciesMs, 50)).padStart(11)}${ms(apiP99).padStart(11)}` +
+          `${ms(percentile(raw.latenciesMs, 50)).padStart(11)}${ms(sqlP99).padStart(11)}${ratio.toFixed(2).padStart(13)}  ${api.latenciesMs.length}/${raw.latenciesMs.length}`,
+      );
+      verdicts.push({ target: `${scenario.name}: API p99 <= ${TARGETS.apiOverSqlP99} x SQL p99`, measured: `${ratio.toFixed(2)} x`, pass: ratio <= TARGETS.apiOverSqlP99 });
+    }
+    const hundredP99 = percentile(mergeSamples(firstHundred).latenciesMs, 99);
+    verdicts.push({ target: `first 100 unfiltered pages: API p99 <= ${TARGETS.firstHundredP99Ms} ms`, measured: ms(hundredP99), pass: hundredP99 <= TARGETS.firstHundredP99Ms });
+    verdicts.push({ target: `any page: API p99 <= ${TARGETS.anyPageP99Ms} ms`, measured: `${ms(worstApiP99)} (slowest single request ${ms(worstApiMax)})`, pass: worstApiP99 <= TARGETS.anyPageP99Ms });
+
+    // Why totals come from counters: the plain count over the user's rows, for reference.
+    const countSamples = await runLoad({ concurrency: 1, requests: 5, maxMs: 10_000 }, async () => {
+      await sql.query("SELECT count(*) FROM proxies WHERE user_id = $1", [listUser.userId]);
+    });
+    out(`(for reference: SELECT count(*) of the user's ${config.proxies.toLocaleString("en")} rows, alone: p50 ${ms(percentile(countSamples.latenciesMs, 50))})`);
+
+    // --- upload -------------------------------------------------------------
+    out();
+    const lines = uploadLines(config.uploadLines);
+    const uploadBytes = Buffer.byteLength(lines.join("\n")) + 1;
+    out(`Upload of ${config.uploadLines.toLocaleString("en")} lines (${(uploadBytes / 2 ** 20).toFixed(2)} MiB), end to end:`);
+    const apiUp = await apiUpload(client, uploadUser.token, lines);
+    const sqlUp = await sqlUpload(sql, referenceUser.userId, lines);
+    reportBulk("upload", "lines", apiUp, sqlUp, TARGETS.uploadLinesPerSec, verdicts);
+    if (apiUp.available && apiUp.details) {
+      out(`  API details: ${JSON.stringify(apiUp.details)}`);
+      if (apiUp.rows !== config.uploadLines) problems.push(`upload: parsedCount ${apiUp.rows} != ${config.uploadLines} lines`);
+    }
+
+    // --- export -------------------------------------------------------------
+    out();
+    out(`Export of ${config.proxies.toLocaleString("en")} rows (ip:port), streamed:`);
+    const sqlOut = await sqlExport(sql, listUser.userId);
+    const apiOut = await apiExport(client, listUser.token);
+    reportBulk("export", "rows", apiOut, sqlOut, TARGETS.exportRowsPerSec, verdicts);
+    if (apiOut.available && apiOut.rows !== config.proxies) problems.push(`export: ${apiOut.rows} rows != ${config.proxies}`);
+
+    // --- verdicts -----------------------------------------------------------
+    out();
+    out(`Targets${config.smoke ? " (smoke run: sizes too small to judge, informational)" : ""}:`);
+    for (const v of verdicts) out(`  ${v.pass ? "PASS" : "FAIL"}  ${v.target.padEnd(52)} ${v.measured}`);
+    for (const problem of problems) out(`  ERROR ${problem}`);
+    out();
+    out(`finished in ${((Date.now() - started) / 1000).toFixed(1)} s, load average ${load()}`);
+    if (problems.length > 0) return 1;
+    return !config.smoke && verdicts.some((v) => !v.pass) ? 1 : 0;
+  } finally {
+    for (const cleanup of cleanups.reverse()) {
+      await cleanup.run().catch((error: unknown) => out(`cleanup of ${cleanup.what} failed: ${error instanceof Error ? error.message : String(error)}`));
+    }
+  }
+}
+
+/** Starts gateway.worker.js; `stop()` stops the gateway, deletes its Redis keys and ends the thread. */
+async function startGatewayWorker(data: GatewayWorkerData): Promise<{ port: number; stop(): Promise<void> }> {
+  const worker = new Worker(new URL("./gateway.worker.js", import.meta.url), { workerData: data });
+  const next = (): Promise<GatewayWorkerMessage> =>
+    new Promise((resolve, reject) => {
+      worker.once("message", resolve);
+      worker.once("error", reject);
+    });
+  const first = await next();
+  if (first.kind !== "listening") {
+    await worker.terminate();
+    throw new Error(`gateway worker: ${first.kind === "failed" ? first.message : first.kind}`);
+  }
+  return {
+    port: first.port,
+    async stop() {
+      const stopped = next();
+      worker.postMessage("stop");
+      await stopped;
+      await worker.terminate();
+    },
+  };
+}
+
+function reportBulk(name: string, unit: string, api: BulkResult & { note?: string }, raw: BulkResult, target: number, verdicts: Verdict[]): void {
+  const sqlRate = rate(raw.rows, raw.ms);
+  out(`  SQL  ${kilo(sqlRate).padStart(6)} ${unit}/s  (${raw.rows.toLocaleString("en")} ${unit} in ${ms(raw.ms)})`);
+  if (!api.available) {
+    out(`  API  not available: ${api.note ?? "no answer"}`);
+    verdicts.push({ target: `${name} >= ${kilo(target)} ${unit}/s`, measured: "not available", pass: false });
+    return;
+  }
+  const apiRate = rate(api.rows, api.ms);
+  out(`  API  ${kilo(apiRate).padStart(6)} ${unit}/s  (${api.rows.toLocaleString("en")} ${unit} in ${ms(api.ms)}; time API/SQL ${(api.ms / raw.ms).toFixed(2)})`);
+  verdicts.push({ target: `${name} >= ${kilo(target)} ${unit}/s`, measured: `${kilo(apiRate)} ${unit}/s`, pass: apiRate >= target });
+}
+
+main(benchConfigFromProcess()).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`benchmark failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,90 @@
+import type pg from "pg";
+
+/**
+ * The list pages measured, each with the raw SQL doing the same work on the
+ * same database: the page (ids first from the index, then those rows, the
+ * standard deferred join) and the exact total, run on two pooled
+ * connections at once like the API does. Unfiltered totals come from the
+ * per-user counters (`user_proxy_counts`), filtered ones from count(*).
+ */
+export interface ListScenario {
+  name: string;
+  /** Path and query of the API request for the i-th call. */
+  apiPath(i: number): string;
+  /** The raw SQL for the i-th call; resolves with the total it computed. */
+  sql(pool: pg.Pool, userId: number, i: number): Promise<number>;
+}
+
+const PAGE_SIZE = 40;
+
+const COLUMNS = `p.id, p.ip, p.port, p.alive_protocols, p.estimated_type, p.response_time, p.country,
+  p.anonymity_level, p.alive, p.latest_check, p.reputation_label, p.reputation_score`;
+
+/** A filter: SQL text using `$F1`, `$F2`, ... for its own parameters, and their values. */
+interface SqlFilter {
+  text: string;
+  params: unknown[];
+}
+
+const NO_FILTER: SqlFilter = { text: "", params: [] };
+
+/** Numbers the filter's `$Fk` placeholders after `before` other parameters. */
+const numbered = (filter: SqlFilter, before: number): string => filter.text.replaceAll(/\$F(\d+)/g, (_, k: string) => `$${before + Number(k)}`);
+
+async function pageAndTotal(pool: pg.Pool, userId: number, page: number, filter: SqlFilter): Promise<number> {
+  const offset = (page - 1) * PAGE_SIZE;
+  const pageQuery = pool.query(
+    `SELECT ${COLUMNS}
+       FROM (SELECT id FROM proxies WHERE user_id = $1${numbered(filter, 3)} ORDER BY id LIMIT $2 OFFSET $3) page
+       JOIN proxies p ON p.id = page.id
+      ORDER BY p.id`,
+    [userId, PAGE_SIZE, offset, ...filter.params],
+  );
+  const totalQuery =
+    filter.text === ""
+      ? pool.query<{ total: string }>(
+          `SELECT coalesce(sum(delta), 0) AS total FROM user_proxy_counts WHERE user_id = $1 AND dimension = 'country'`,
+          [userId],
+        )
+      : pool.query<{ total: string }>(`SELECT count(*) AS total FROM proxies WHERE user_id = $1${numbered(filter, 1)}`, [userId, ...filter.params]);
+  const [, total] = await Promise.all([pageQuery, totalQuery]);
+  return Number(total.rows[0]?.total ?? 0);
+}
+
+/** `ip LIKE` prefix of the search scenario (the API's search box treats `45.1` as an IP prefix). */
+export const SEARCH_TERM = "45.1";
+
+export const LIST_SCENARIOS: readonly ListScenario[] = [
+  {
+    name: "first page",
+    apiPath: () => "/api/getProxyPage/1",
+    sql: (pool, userId) => pageAndTotal(pool, userId, 1, NO_FILTER),
+  },
+  {
+    name: "pages 1-100",
+    apiPath: (i) => `/api/getProxyPage/${1 + (i % 100)}`,
+    sql: (pool, userId, i) => pageAndTotal(pool, userId, 1 + (i % 100), NO_FILTER),
+  },
+  {
+    name: "page 1000",
+    apiPath: () => "/api/getProxyPage/1000",
+    sql: (pool, userId) => pageAndTotal(pool, userId, 1000, NO_FILTER),
+  },
+  {
+    name: "status+country+reputation",
+    apiPath: () => "/api/getProxyPage/1?status=alive&country=US&reputation=good",
+    sql: (pool, userId) =>
+      pageAndTotal(pool, userId, 1, {
+        text: " AND alive AND country = ANY($F1::text[]) AND reputation_label = ANY($F2::text[])",
+        params: [["US"], ["good"]],
+      }),
+  },
+  {
+    name: "search",
+    apiPath: () => `/api/getProxyPage/1?search=${encodeURIComponent(SEARCH_TERM)}`,
+    sql: (pool, userId) => pageAndTotal(pool, userId, 1, { text: " AND ip LIKE $F1", params: [`${SEARCH_TERM}%`] }),
+  },
+];
+
+/** Names of the scenarios the "first 100 unfiltered pages" target reads. */
+export const FIRST_HUNDRED = "pages 1-100";

@@ -1,0 +1,73 @@
+import { readFile } from "node:fs/promises";
+import { Reader, type CountryResponse } from "maxmind";
+import { formatIpv4, isReservedIpv4 } from "@roost/net";
+import { defaultCountryMmdbPath, estimateType, openGeoDatabase, RangeTable, type GeoDatabase } from "./index.js";
+
+describe("offline geo databases", () => {
+  let geo: GeoDatabase;
+  beforeAll(async () => {
+    geo = await openGeoDatabase();
+  });
+
+  it("knows well-known networks", () => {
+    expect(geo.lookup("8.8.8.8")).toEqual({ country: "US", asn: { asn: 15169, org: "Google LLC" }, estimatedType: "datacenter" });
+    expect(geo.lookup("5.9.0.1")).toMatchObject({ country: "DE", asn: { asn: 24940 }, estimatedType: "datacenter" });
+    expect(geo.lookup("24.5.6.7")).toMatchObject({ country: "US", asn: { asn: 7922 }, estimatedType: "residential" });
+    expect(geo.lookupCountry(134744072)).toBe("US"); // 8.8.8.8 as a number
+  });
+
+  it("answers N/A and no AS for reserved ranges and non-addresses, whatever the data says", () => {
+    for (const ip of ["10.0.0.1", "127.0.0.1", "192.168.1.1", "224.0.0.1", "not-an-ip", "2001:db8::1"]) {
+      expect(geo.lookup(ip)).toEqual({ country: "N/A", asn: null, estimatedType: "unknown" });
+    }
+  });
+
+  it("agrees with maxmind's own reader on the MMDB file (the flattened tree is exact)", async () => {
+    const reader = new Reader<CountryResponse>(await readFile(defaultCountryMmdbPath()));
+    let state = 12345;
+    let compared = 0;
+    while (compared < 3000) {
+      state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+      const address = (state * 2654435761) >>> 0;
+      if (isReservedIpv4(address)) continue;
+      const record = reader.get(formatIpv4(address)) as { country_code?: string } | null;
+      expect([formatIpv4(address), geo.lookupCountry(address)]).toEqual([formatIpv4(address), record?.country_code ?? "N/A"]);
+      compared++;
+    }
+  });
+});
+
+describe("RangeTable", () => {
+  it("finds the range holding an address and nothing in gaps", () => {
+    const builder = RangeTable.builder(2);
+    builder.add(10, 19, 0);
+    builder.add(20, 29, 0); // merges with the previous
+    builder.add(40, 49, 1);
+    builder.add(45, 60, 2); // overlaps: dropped
+    const table = builder.build();
+    expect(table.size).toBe(2);
+    expect([9, 10, 25, 29, 30, 39, 40, 49, 50].map((a) => table.lookup(a))).toEqual([-1, 0, 0, 0, -1, -1, 1, 1, -1]);
+  });
+});
+
+describe("estimateType", () => {
+  it.each([
+    ["Amazon.com, Inc.", "datacenter"],
+    ["Hetzner Online GmbH", "datacenter"],
+    ["DigitalOcean, LLC", "datacenter"],
+    ["OVH SAS", "datacenter"],
+    ["T-Mobile USA, Inc.", "mobile"],
+    ["Vodafone GmbH", "mobile"],
+    ["Comcast Cable Communications, LLC", "residential"],
+    ["Deutsche Telekom AG", "residential"],
+    ["Orange S.A.", "residential"],
+    ["Lancashire County Council", "unknown"],
+    ["", "unknown"],
+  ])("%s → %s", (org, type) => {
+    expect(estimateType({ asn: 1, org })).toBe(type);
+  });
+
+  it("is unknown without an AS", () => {
+    expect(estimateType(null)).toBe("unknown");
+  });
+});

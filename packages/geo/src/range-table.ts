@@ -1,0 +1,90 @@
+/**
+ * Sorted, non-overlapping IPv4 ranges in typed arrays: a lookup is a binary
+ * search (about 20 steps) with no allocation, so a million uploads cost
+ * milliseconds. `values[i]` is an index into the caller's own table, -1 for
+ * "no data" (gaps are stored as ranges too, so a lookup never lands on the
+ * wrong neighbour).
+ */
+export class RangeTable {
+  private constructor(
+    private readonly starts: Uint32Array,
+    private readonly ends: Uint32Array,
+    private readonly values: Int32Array,
+  ) {}
+
+  get size(): number {
+    return this.starts.length;
+  }
+
+  /** The value index of the range holding `address`, or -1. */
+  lookup(address: number): number {
+    const { starts, ends, values } = this;
+    let low = 0;
+    let high = starts.length - 1;
+    while (low <= high) {
+      const mid = (low + high) >>> 1;
+      if ((starts[mid] ?? 0) <= address) low = mid + 1;
+      else high = mid - 1;
+    }
+    if (high < 0 || address > (ends[high] ?? -1)) return -1;
+    return values[high] ?? -1;
+  }
+
+  /** Collects ranges in ascending order; adjacent ranges with one value merge. */
+  static builder(capacity = 1024): RangeTableBuilder {
+    return new RangeTableBuilder(capacity);
+  }
+
+  /** @internal */
+  static fromArrays(starts: Uint32Array, ends: Uint32Array, values: Int32Array): RangeTable {
+    return new RangeTable(starts, ends, values);
+  }
+}
+
+export class RangeTableBuilder {
+  private starts: Uint32Array;
+  private ends: Uint32Array;
+  private values: Int32Array;
+  private count = 0;
+
+  constructor(capacity: number) {
+    this.starts = new Uint32Array(capacity);
+    this.ends = new Uint32Array(capacity);
+    this.values = new Int32Array(capacity);
+  }
+
+  /** Ranges must arrive sorted by start and must not overlap; out-of-order ones are dropped. */
+  add(start: number, end: number, value: number): void {
+    const last = this.count - 1;
+    if (last >= 0) {
+      const lastEnd = this.ends[last] ?? 0;
+      if (start <= lastEnd) return;
+      if (this.values[last] === value && start === lastEnd + 1) {
+        this.ends[last] = end;
+        return;
+      }
+    }
+    if (this.count === this.starts.length) this.grow();
+    this.starts[this.count] = start;
+    this.ends[this.count] = end;
+    this.values[this.count] = value;
+    this.count++;
+  }
+
+  build(): RangeTable {
+    return RangeTable.fromArrays(this.starts.slice(0, this.count), this.ends.slice(0, this.count), this.values.slice(0, this.count));
+  }
+
+  private grow(): void {
+    const size = this.starts.length * 2;
+    const starts = new Uint32Array(size);
+    const ends = new Uint32Array(size);
+    const values = new Int32Array(size);
+    starts.set(this.starts);
+    ends.set(this.ends);
+    values.set(this.values);
+    this.starts = starts;
+    this.ends = ends;
+    this.values = values;
+  }
+}

@@ -1,0 +1,195 @@
+import { classifyLine, LineSplitter, parseIpv4, parseProxyLine, type LineVerdict, type SplitLine } from "./index.js";
+
+const proxy = (ip: string, port: number, username = "", password = "", scheme: string | null = null): LineVerdict => ({
+  kind: "proxy",
+  proxy: { ip, ipNumber: parseIpv4(ip), port, username, password, scheme: scheme as never },
+});
+const invalid = (reason: string): LineVerdict => ({ kind: "invalid", reason: reason as never });
+const EMPTY: LineVerdict = { kind: "empty" };
+
+/** Real-world lines as users paste them, with the verdict each must get. */
+const corpus: [string, LineVerdict][] = [
+  // ip:port and friends
+  ["1.2.3.4:8080", proxy("1.2.3.4", 8080)],
+  ["  1.2.3.4:8080  ", proxy("1.2.3.4", 8080)],
+  ["1.2.3.4:8080\r", proxy("1.2.3.4", 8080)],
+  ["\uFEFF1.2.3.4:8080", proxy("1.2.3.4", 8080)],
+  ["001.002.003.004:00080", proxy("1.2.3.4", 80)],
+  ["255.255.255.254:65535", proxy("255.255.255.254", 65535)],
+  ["0.0.0.1:1", proxy("0.0.0.1", 1)],
+  // ip:port:user:pass, the password may contain ':' and '@'
+  ["1.2.3.4:8080:alice:s3cret", proxy("1.2.3.4", 8080, "alice", "s3cret")],
+  ["1.2.3.4:8080:alice:pa:ss:word", proxy("1.2.3.4", 8080, "alice", "pa:ss:word")],
+  ["1.2.3.4:8080:alice:pa::ss", proxy("1.2.3.4", 8080, "alice", "pa::ss")],
+  ["1.2.3.4:8080:alice:::", proxy("1.2.3.4", 8080, "alice", "::")],
+  ["1.2.3.4:8080:alice:", proxy("1.2.3.4", 8080, "alice", "")],
+  ["1.2.3.4:8080:bob@mail.example:pw", proxy("1.2.3.4", 8080, "bob@mail.example", "pw")],
+  ["1.2.3.4:8080:user:p@ss:80", proxy("1.2.3.4", 8080, "user", "p@ss:80")],
+  ["1.2.3.4:8080:Alice:S3cret", proxy("1.2.3.4", 8080, "Alice", "S3cret")],
+  // user:pass@ip:port
+  ["alice:s3cret@1.2.3.4:8080", proxy("1.2.3.4", 8080, "alice", "s3cret")],
+  ["alice:pa:ss@1.2.3.4:8080", proxy("1.2.3.4", 8080, "alice", "pa:ss")],
+  ["alice:p@ss@1.2.3.4:8080", proxy("1.2.3.4", 8080, "alice", "p@ss")],
+  ["user:1234:x@1.2.3.4:80", proxy("1.2.3.4", 80, "user", "1234:x")],
+  // ip:port@user:pass
+  ["1.2.3.4:8080@alice:s3cret", proxy("1.2.3.4", 8080, "alice", "s3cret")],
+  ["1.2.3.4:8080@alice:pa:ss", proxy("1.2.3.4", 8080, "alice", "pa:ss")],
+  ["1.2.3.4:8080@alice:p@ss", proxy("1.2.3.4", 8080, "alice", "p@ss")],
+  // the password looks like a port: the reading with an IPv4 host wins
+  ["1.2.3.4:8080@alice:6", proxy("1.2.3.4", 8080, "alice", "6")],
+  ["1.2.3.4:8080@2:1", proxy("1.2.3.4", 8080, "2", "1")],
+  ["5.6.7.8:80@1.2.3.4:8080", proxy("1.2.3.4", 8080, "5.6.7.8", "80")],
+  // schemes
+  ["http://1.2.3.4:8080", proxy("1.2.3.4", 8080, "", "", "http")],
+  ["HTTPS://1.2.3.4:443/", proxy("1.2.3.4", 443, "", "", "https")],
+  ["socks4://1.2.3.4:1080", proxy("1.2.3.4", 1080, "", "", "socks4")],
+  ["socks4a://1.2.3.4:1080", proxy("1.2.3.4", 1080, "", "", "socks4")],
+  ["socks5://alice:s3cret@1.2.3.4:1080", proxy("1.2.3.4", 1080, "alice", "s3cret", "socks5")],
+  ["socks5h://alice:s3cret@1.2.3.4:1080", proxy("1.2.3.4", 1080, "alice", "s3cret", "socks5")],
+  ["ftp://1.2.3.4:21", invalid("invalidFormat")],
+  ["ftp://user:pass@1.2.3.4:21", invalid("invalidFormat")],
+  ["http://", invalid("invalidFormat")],
+  ["http://1.2.3.4:8080:alice:s3cret", invalid("invalidFormat")],
+  ["http://proxy.example.com:8080", invalid("invalidIp")],
+  // whitespace separated
+  ["1.2.3.4 8080", proxy("1.2.3.4", 8080)],
+  ["1.2.3.4\t8080", proxy("1.2.3.4", 8080)],
+  ["1.2.3.4 \t  8080  ", proxy("1.2.3.4", 8080)],
+  ["1.2.3.4 99999", invalid("invalidPort")],
+  ["proxy.example.com 8080", invalid("invalidIp")],
+  ["hello world", invalid("invalidFormat")],
+  ["1.2.3.4 8080 US elite", invalid("invalidFormat")],
+  // comments
+  ["# my proxies", EMPTY],
+  ["   # indented comment", EMPTY],
+  ["1.2.3.4:8080 # office", proxy("1.2.3.4", 8080)],
+  ["1.2.3.4:8080\t#office", proxy("1.2.3.4", 8080)],
+  ["1.2.3.4:8080:alice:pa#ss", proxy("1.2.3.4", 8080, "alice", "pa#ss")],
+  ["", EMPTY],
+  ["   \t ", EMPTY],
+  ["\r", EMPTY],
+  ["\uFEFF", EMPTY],
+  // not an IP: hostnames, bad octets
+  ["proxy.example.com:8080", invalid("invalidIp")],
+  ["localhost:3128", invalid("invalidIp")],
+  ["256.1.1.1:8080", invalid("invalidIp")],
+  ["1.2.3:8080", invalid("invalidIp")],
+  ["1.2.3.4.5:8080", invalid("invalidIp")],
+  ["1.2.3.1000:8080", invalid("invalidIp")],
+  ["0x7f.0.0.1:80", invalid("invalidIp")],
+  ["1..3.4:80", invalid("invalidIp")],
+  ["alice:s3cret@proxy.example.com:8080", invalid("invalidIp")],
+  ["proxy.example.com:8080:alice:s3cret", invalid("invalidIp")],
+  ["256.1.1.1:99999", invalid("invalidIp")],
+  // IPv6 literals
+  ["2001:db8::1", invalid("invalidIpv4")],
+  ["::1", invalid("invalidIpv4")],
+  ["[2001:db8::1]:8080", invalid("invalidIpv4")],
+  ["[::ffff:1.2.3.4]:8080", invalid("invalidIpv4")],
+  ["alice:s3cret@[2001:db8::1]:8080", invalid("invalidIpv4")],
+  ["2001:1234:5678::1", invalid("invalidIpv4")],
+  ["2001:db8::1 8080", invalid("invalidIpv4")],
+  ["[nonsense]:8080", invalid("invalidIp")],
+  // ports
+  ["1.2.3.4:0", invalid("invalidPort")],
+  ["1.2.3.4:65536", invalid("invalidPort")],
+  ["1.2.3.4:123456", invalid("invalidPort")],
+  ["1.2.3.4:http", invalid("invalidPort")],
+  ["1.2.3.4:", invalid("invalidPort")],
+  ["1.2.3.4:-1", invalid("invalidPort")],
+  ["1.2.3.4:abc:alice:s3cret", invalid("invalidPort")],
+  ["1.2.3.4:8080@alice:s3cret:99999", proxy("1.2.3.4", 8080, "alice", "s3cret:99999")],
+  // junk
+  ["1.2.3.4", invalid("invalidFormat")],
+  ["1.2.3.4:8080:alice", invalid("invalidFormat")],
+  ["<html><body>", invalid("invalidFormat")],
+  ["Free proxy list updated daily", invalid("invalidFormat")],
+  ["@1.2.3.4:8080", invalid("invalidFormat")],
+  [":s3cret@1.2.3.4:8080", invalid("invalidFormat")],
+  ["alice@1.2.3.4:8080", invalid("invalidFormat")],
+  ["1.2.3.4::8080", invalid("invalidFormat")],
+  ["1.2.3.4:8080:" + "u".repeat(256) + ":pw", invalid("invalidFormat")],
+  ["1.2.3.4:8080:alice:" + "p".repeat(256), invalid("invalidFormat")],
+  ["\u0000\u0001\u0002", invalid("invalidFormat")],
+];
+
+describe("parseProxyLine", () => {
+  it.each(corpus)("%j", (line, expected) => {
+    expect(parseProxyLine(line)).toEqual(expected);
+  });
+
+  it("gives every line of the corpus exactly one verdict", () => {
+    const tally = { empty: 0, proxy: 0, invalidFormat: 0, invalidIp: 0, invalidIpv4: 0, invalidPort: 0 };
+    for (const [line] of corpus) {
+      const verdict = parseProxyLine(line);
+      if (verdict.kind === "invalid") tally[verdict.reason]++;
+      else tally[verdict.kind]++;
+    }
+    expect(Object.values(tally).reduce((a, b) => a + b, 0)).toBe(corpus.length);
+  });
+});
+
+function split(chunks: (string | Buffer)[], max?: number): SplitLine[] {
+  const splitter = new LineSplitter(max);
+  const lines: SplitLine[] = [];
+  for (const chunk of chunks) splitter.push(chunk, (line) => lines.push(line));
+  splitter.end((line) => lines.push(line));
+  return lines;
+}
+
+describe("LineSplitter", () => {
+  it("splits on LF and keeps CR for the parser, with or without a final newline", () => {
+    expect(split(["a\r\nb\n", "c"]).map((l) => l.text)).toEqual(["a\r", "b", "c"]);
+    expect(split(["a\n"]).map((l) => l.text)).toEqual(["a"]);
+    expect(split(["\n\n"]).map((l) => l.text)).toEqual(["", ""]);
+  });
+
+  it("joins lines and multi-byte characters that straddle chunks", () => {
+    const bytes = Buffer.from("1.2.3.4:80:üser:pässword\n5.6.7.8:90\n", "utf8");
+    const chunks = Array.from(bytes, (byte) => Buffer.from([byte]));
+    expect(split(chunks).map((l) => l.text)).toEqual(["1.2.3.4:80:üser:pässword", "5.6.7.8:90"]);
+  });
+
+  it("keeps only the cap of a 1 MiB line and flags it", () => {
+    const huge = "9".repeat(1024 * 1024);
+    const chunks: string[] = [];
+    const text = `1.1.1.1:80\n${huge}\n2.2.2.2:80\n`;
+    for (let i = 0; i < text.length; i += 65536) chunks.push(text.slice(i, i + 65536));
+    const lines = split(chunks, 4096);
+    expect(lines.map((l) => [l.text.length, l.overlong])).toEqual([
+      [10, false],
+      [4096, true],
+      [10, false],
+    ]);
+    expect(lines.map(classifyLine).map((v) => (v.kind === "invalid" ? v.reason : v.kind))).toEqual(["proxy", "invalidFormat", "proxy"]);
+  });
+
+  it("does not count an overlong comment or an overlong blank line", () => {
+    const lines = split([`#${"c".repeat(10000)}\n${" ".repeat(10000)}\n${" ".repeat(5000)}x\n`], 4096);
+    expect(lines.map(classifyLine).map((v) => (v.kind === "invalid" ? v.reason : v.kind))).toEqual(["empty", "empty", "invalidFormat"]);
+  });
+
+  it("splits 400k lines quickly (throughput guard, not a benchmark)", () => {
+    const body = Buffer.from(Array.from({ length: 400_000 }, (_, i) => `${(i >>> 16) + 1}.${(i >>> 8) & 255}.${i & 255}.1:${1000 + (i % 60000)}`).join("\n"));
+    const splitter = new LineSplitter();
+    let proxies = 0;
+    for (let i = 0; i < body.length; i += 65536) {
+      splitter.push(body.subarray(i, i + 65536), (line) => {
+        if (classifyLine(line).kind === "proxy") proxies++;
+      });
+    }
+    splitter.end((line) => {
+      if (classifyLine(line).kind === "proxy") proxies++;
+    });
+    expect(proxies).toBe(400_000);
+  });
+});
+
+describe("parseIpv4", () => {
+  it("reads dotted quads as unsigned numbers and refuses everything else", () => {
+    expect(parseIpv4("0.0.0.0")).toBe(0);
+    expect(parseIpv4("255.255.255.255")).toBe(4294967295);
+    expect(parseIpv4("1.2.3.4")).toBe(16909060);
+    for (const bad of ["", "1.2.3", "1.2.3.4.", ".1.2.3", "1.2.3.256", "a.b.c.d", "1.2.3.4 ", "1111.2.3.4"]) expect(parseIpv4(bad)).toBe(-1);
+  });
+});

@@ -1,0 +1,154 @@
+import { randomUUID } from "node:crypto";
+import { parseArgs } from "node:util";
+import { ConfigError } from "@roost/config";
+import { createDatabase, migrate } from "@roost/db";
+import { createLogger, createMetrics } from "@roost/observability";
+import { createRedisConnection } from "@roost/queue";
+import { gatewayConfigFromEnv, type GatewayConfig } from "../config/gateway.config.js";
+import { buildGatewayDeps } from "../gateway.wiring.js";
+import { AdminCommandError, createAdminAccount, promoteToAdmin } from "./admin.commands.js";
+
+/**
+ * `npm run admin -- create --email E --password P` and
+ * `npm run admin -- promote --email E`, against the database and Redis the
+ * gateway uses (same environment variables, read through the gateway config).
+ * Exit codes: 0 done, 1 failed (message on stderr), 2 usage error.
+ */
+
+const USAGE = `Usage:
+  npm run admin -- create --email <email> --password <password>   create an admin account
+  npm run admin -- promote --email <email>                        make an existing account admin (revokes its sessions)
+
+Reads DATABASE_URL, REDIS_URL, QUEUE_PREFIX and DATA_DIR like the gateway.`;
+
+/** The whole command, bounded: a server that stops answering must not leave the CLI hanging. */
+const DEADLINE_MS = 60_000;
+const REDIS_PING_TIMEOUT_MS = 3_000;
+
+class UsageError extends Error {}
+
+type Command = { name: "create"; email: string; password: string } | { name: "promote"; email: string };
+
+function parseCommand(argv: string[]): Command {
+  let values: { email?: string; password?: string; help?: boolean };
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({
+      args: argv,
+      options: { email: { type: "string" }, password: { type: "string" }, help: { type: "boolean", short: "h" } },
+      allowPositionals: true,
+      strict: true,
+    }));
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  if (values.help) throw new UsageError("");
+  const [name, ...extra] = positionals;
+  if (extra.length > 0) throw new UsageError(`unexpected argument: ${extra.join(" ")}`);
+  if (!values.email) throw new UsageError(name ? `${name}: --email is required` : "a command is required");
+  if (name === "create") {
+    if (values.password === undefined) throw new UsageError("create: --password is required");
+    return { name, email: values.email, password: values.password };
+  }
+  if (name === "promote") {
+    if (values.password !== undefined) throw new UsageError("promote takes no --password");
+    return { name, email: values.email };
+  }
+  throw new UsageError(name ? `unknown command: ${name}` : "a command is required");
+}
+
+/** Where the database is: DATABASE_URL; the embedded default is only reachable through it. */
+function databaseUrlOf(config: GatewayConfig): string {
+  if (config.DATABASE_URL) return config.DATABASE_URL;
+  throw new AdminCommandError(
+    "DATABASE_URL is not set. The admin CLI works on the database the gateway uses: set DATABASE_URL (and REDIS_URL) to the same values as the running instance.",
+  );
+}
+
+function redisUrlOf(config: GatewayConfig): string {
+  if (config.REDIS_URL) return config.REDIS_URL;
+  throw new AdminCommandError(
+    "REDIS_URL is not set. The admin CLI needs the instance's Redis (promotion revokes sessions there): set REDIS_URL to the same value as the running instance.",
+  );
+}
+
+async function assertRedisReachable(url: string): Promise<void> {
+  const probe = createRedisConnection(url, "producer", { lazyConnect: true, connectTimeout: REDIS_PING_TIMEOUT_MS, retryStrategy: () => null });
+  try {
+    await probe.connect();
+    await probe.ping();
+  } catch (error) {
+    throw new AdminCommandError(`cannot reach Redis at REDIS_URL: ${error instanceof Error ? error.message : String(error)}`);
+  } finally {
+    probe.disconnect();
+  }
+}
+
+async function run(command: Command): Promise<string> {
+  const config = gatewayConfigFromEnv();
+  const databaseUrl = databaseUrlOf(config);
+  const redisUrl = redisUrlOf(config);
+  await assertRedisReachable(redisUrl);
+  try {
+    await migrate(databaseUrl);
+  } catch (error) {
+    throw new AdminCommandError(`cannot prepare the database at DATABASE_URL: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const logger = createLogger({ level: "warn", stream: process.stderr });
+  const db = createDatabase({ databaseUrl, applicationName: "roost-admin-cli", maxConnections: 2 });
+  try {
+    const { deps, close } = await buildGatewayDeps(config, {
+      db,
+      redisUrl,
+      logger,
+      metrics: createMetrics({ defaultMetrics: false }),
+      build: { buildVersion: "admin-cli", builtAt: new Date().toISOString() },
+      instanceId: `admin-cli-${randomUUID()}`,
+    });
+    try {
+      if (command.name === "create") {
+        const { userId, email } = await createAdminAccount(deps, command.email, command.password);
+        return `Created admin ${email} (user id ${userId}).`;
+      }
+      const { userId, email, alreadyAdmin } = await promoteToAdmin(deps, command.email);
+      return alreadyAdmin
+        ? `${email} (user id ${userId}) is already an admin; nothing changed.`
+        : `Promoted ${email} (user id ${userId}) to admin; their existing sessions were revoked, they must log in again.`;
+    } finally {
+      await close();
+    }
+  } finally {
+    await db.close();
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  let command: Command;
+  try {
+    command = parseCommand(argv);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : "";
+    process.stderr.write(message ? `admin: ${message}\n\n${USAGE}\n` : `${USAGE}\n`);
+    return message ? 2 : 0;
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new AdminCommandError(`no answer within ${DEADLINE_MS / 1000} s from the database or Redis`)), DEADLINE_MS);
+  });
+  try {
+    process.stdout.write(`${await Promise.race([run(command), deadline])}\n`);
+    return 0;
+  } catch (error) {
+    const known = error instanceof AdminCommandError || error instanceof ConfigError;
+    process.stderr.write(`admin: ${known || !(error instanceof Error) ? String(error instanceof Error ? error.message : error) : error.stack}\n`);
+    return 1;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+// Exits explicitly: a connection that is still closing must not keep the CLI alive.
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  () => process.exit(1),
+);

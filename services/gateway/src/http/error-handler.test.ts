@@ -1,0 +1,69 @@
+import express from "express";
+import request from "supertest";
+import { RevocationUnavailableError } from "@roost/auth";
+import { createLogger } from "@roost/observability";
+import { errorHandler, notFoundHandler } from "./error-handler.js";
+import { HttpError } from "./http-error.js";
+
+function appThrowing(): express.Express {
+  const app = express();
+  app.use(express.json({ limit: 1024 }));
+  app.get("/bug", () => {
+    throw new Error("secret internals: password=hunter2");
+  });
+  app.get("/async-bug", async () => {
+    await Promise.resolve();
+    throw new TypeError("cannot read x of undefined");
+  });
+  app.get("/http-error", () => {
+    throw new HttpError(429, "Slow down", { limit: 5 }, { "Retry-After": "7" });
+  });
+  app.get("/revocation-down", () => {
+    throw new RevocationUnavailableError(new Error("ECONNREFUSED"));
+  });
+  app.post("/echo", (req, res) => {
+    res.json(req.body);
+  });
+  app.use(notFoundHandler);
+  app.use(errorHandler(createLogger({ silent: true })));
+  return app;
+}
+
+describe("errorHandler", () => {
+  const http = request(appThrowing());
+
+  it("answers unexpected errors 500 {error} without their details", async () => {
+    for (const path of ["/bug", "/async-bug"]) {
+      const res = await http.get(path);
+      expect([path, res.status, res.body]).toEqual([path, 500, { error: "Internal server error" }]);
+      expect(res.headers["content-type"]).toMatch(/application\/json/);
+      expect(res.text).not.toMatch(/hunter2|undefined|at /);
+    }
+  });
+
+  it("keeps an HttpError's status, extra fields and headers", async () => {
+    const res = await http.get("/http-error");
+    expect(res.status).toBe(429);
+    expect(res.body).toEqual({ error: "Slow down", limit: 5 });
+    expect(res.headers["retry-after"]).toBe("7");
+  });
+
+  it("maps an unavailable revocation store to 503", async () => {
+    const res = await http.get("/revocation-down");
+    expect([res.status, res.body]).toEqual([503, { error: expect.any(String) }]);
+  });
+
+  it("turns body-parser failures into their 4xx with {error}", async () => {
+    const large = await http.post("/echo").set("Content-Type", "application/json").send(JSON.stringify({ a: "x".repeat(2000) }));
+    expect([large.status, large.body]).toEqual([413, { error: "Request body too large" }]);
+    const malformed = await http.post("/echo").set("Content-Type", "application/json").send("{nope");
+    expect([malformed.status, malformed.body]).toEqual([400, { error: "Malformed JSON body" }]);
+    const charset = await http.post("/echo").set("Content-Type", "application/json; charset=klingon").send("{}");
+    expect([charset.status, charset.body]).toEqual([415, { error: "Unsupported body encoding" }]);
+  });
+
+  it("answers unknown routes 404 {error}", async () => {
+    const res = await http.get("/nowhere");
+    expect([res.status, res.body]).toEqual([404, { error: "Not found" }]);
+  });
+});

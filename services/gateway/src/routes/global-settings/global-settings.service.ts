@@ -1,0 +1,42 @@
+import { findBlockedUrls, hasBlockedUrls, type GlobalConfig, type GlobalConfigStore } from "@roost/global-config";
+import { badRequest } from "../../http/http-error.js";
+
+/** At most this many validation problems are named in one 400. */
+const MAX_REPORTED_ISSUES = 5;
+
+export interface GlobalSettingsService {
+  read(): GlobalConfig;
+  /**
+   * Deep-merges `patch` into the stored config (omitted keys keep their
+   * values) and broadcasts it. 400 for unknown keys, wrong types or ranges,
+   * and for URLs the merged config's own website blacklist blocks; a refused
+   * save changes nothing.
+   */
+  save(patch: unknown): Promise<void>;
+}
+
+export function createGlobalSettingsService(deps: { globalConfig: GlobalConfigStore }): GlobalSettingsService {
+  return {
+    read: () => deps.globalConfig.current(),
+
+    async save(patch) {
+      const result = await deps.globalConfig.update(patch, refuseBlockedUrls);
+      if (!result.ok) throw badRequest(result.issues.slice(0, MAX_REPORTED_ISSUES).join("; "));
+    },
+  };
+}
+
+/**
+ * Runs under the store's row lock on the merged config, so the blacklist that
+ * counts is the one being saved (adding `bad.org` while a judge points at it
+ * is refused until the judge goes too) and the stored config never holds a
+ * blocked URL.
+ */
+function refuseBlockedUrls(merged: GlobalConfig): void {
+  const blocked = findBlockedUrls(merged);
+  if (!hasBlockedUrls(blocked)) return;
+  throw badRequest("Some URLs are blocked by the website blacklist", {
+    blocked_websites: blocked,
+    website_blacklist: merged.website_blacklist,
+  });
+}

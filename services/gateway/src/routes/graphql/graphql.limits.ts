@@ -1,0 +1,130 @@
+import {
+  getNamedType,
+  getNullableType,
+  GraphQLError,
+  isListType,
+  isObjectType,
+  isInterfaceType,
+  Kind,
+  type GraphQLCompositeType,
+  type GraphQLNamedType,
+  type SelectionSetNode,
+  type ValidationContext,
+  type ValidationRule,
+} from "graphql";
+
+/**
+ * Static limits checked before execution, as a graphql-js validation rule
+ * (violations come back as ordinary GraphQL validation errors, HTTP 400):
+ *
+ * - depth: nesting of fields below the operation; root fields are depth 1.
+ * - cost: every selected field costs `fieldCosts[Type.field]` (default 1)
+ *   times the product of the maximum sizes of the lists it sits in
+ *   (`listSizes[Type.field]`, default `defaultListSize`). The maxima are the
+ *   server-side caps (a proxies page holds at most 100 rows), so the bound
+ *   holds whatever the variables say.
+ *
+ * Introspection subtrees (`__schema`, `__type`) are exempt so developer tools
+ * work where introspection is on; in production introspection is off and
+ * those fields are refused anyway. `__typename` costs nothing.
+ */
+export interface QueryLimits {
+  maxDepth: number;
+  maxCost: number;
+  /** Extra weight of expensive fields, keyed `Type.field`. */
+  fieldCosts?: Record<string, number>;
+  /** Largest number of items a list field can return, keyed `Type.field`. */
+  listSizes?: Record<string, number>;
+  /** Size assumed for list fields missing from `listSizes`; 100. */
+  defaultListSize?: number;
+}
+
+/**
+ * `extensions.limit` of a violation (Apollo sets `extensions.code` of every
+ * validation error to GRAPHQL_VALIDATION_FAILED).
+ */
+export const DEPTH_LIMIT = "depth";
+export const COST_LIMIT = "cost";
+
+interface Measure {
+  depth: number;
+  cost: number;
+}
+
+export function queryLimitsRule(limits: QueryLimits): ValidationRule {
+  const fieldCosts = limits.fieldCosts ?? {};
+  const listSizes = limits.listSizes ?? {};
+  const defaultListSize = limits.defaultListSize ?? 100;
+
+  return (context: ValidationContext) => {
+    const schema = context.getSchema();
+
+    const measure = (
+      selectionSet: SelectionSetNode,
+      parent: GraphQLNamedType | undefined,
+      multiplier: number,
+      depth: number,
+      fragmentsOnPath: ReadonlySet<string>,
+    ): Measure => {
+      let deepest = depth - 1;
+      let cost = 0;
+      for (const selection of selectionSet.selections) {
+        let inner: Measure;
+        if (selection.kind === Kind.FIELD) {
+          const name = selection.name.value;
+          if (name === "__typename") {
+            deepest = Math.max(deepest, depth);
+            continue;
+          }
+          if (name === "__schema" || name === "__type") continue;
+          const field = parent && (isObjectType(parent) || isInterfaceType(parent)) ? parent.getFields()[name] : undefined;
+          const key = `${parent?.name ?? "?"}.${name}`;
+          cost += (fieldCosts[key] ?? 1) * multiplier;
+          deepest = Math.max(deepest, depth);
+          if (!selection.selectionSet) continue;
+          const isList = field ? isListType(getNullableType(field.type)) : false;
+          const childMultiplier = isList ? multiplier * (listSizes[key] ?? defaultListSize) : multiplier;
+          inner = measure(selection.selectionSet, field ? getNamedType(field.type) : undefined, childMultiplier, depth + 1, fragmentsOnPath);
+        } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+          const typed = selection.typeCondition ? schema.getType(selection.typeCondition.name.value) : parent;
+          inner = measure(selection.selectionSet, typed ?? undefined, multiplier, depth, fragmentsOnPath);
+        } else {
+          const name = selection.name.value;
+          // A cycle is reported by graphql's own NoFragmentCyclesRule; just stop here.
+          if (fragmentsOnPath.has(name)) continue;
+          const fragment = context.getFragment(name);
+          if (!fragment) continue;
+          const typed = schema.getType(fragment.typeCondition.name.value);
+          inner = measure(fragment.selectionSet, typed ?? undefined, multiplier, depth, new Set([...fragmentsOnPath, name]));
+        }
+        deepest = Math.max(deepest, inner.depth);
+        cost += inner.cost;
+      }
+      return { depth: deepest, cost };
+    };
+
+    return {
+      OperationDefinition(operation) {
+        const root: GraphQLCompositeType | null | undefined = schema.getRootType(operation.operation);
+        const { depth, cost } = measure(operation.selectionSet, root ?? undefined, 1, 1, new Set());
+        const name = operation.name ? ` "${operation.name.value}"` : "";
+        if (depth > limits.maxDepth) {
+          context.reportError(
+            new GraphQLError(`Operation${name} is ${depth} levels deep; the limit is ${limits.maxDepth}`, {
+              nodes: [operation],
+              extensions: { limit: DEPTH_LIMIT, depth, maxDepth: limits.maxDepth },
+            }),
+          );
+        }
+        if (cost > limits.maxCost) {
+          context.reportError(
+            new GraphQLError(`Operation${name} costs ${cost}; the limit is ${limits.maxCost}`, {
+              nodes: [operation],
+              extensions: { limit: COST_LIMIT, cost, maxCost: limits.maxCost },
+            }),
+          );
+        }
+      },
+    };
+  };
+}

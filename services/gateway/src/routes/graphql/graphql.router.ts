@@ -1,0 +1,129 @@
+import { ApolloServer } from "@apollo/server";
+import { unwrapResolverError } from "@apollo/server/errors";
+import {
+  ApolloServerPluginLandingPageDisabled,
+  ApolloServerPluginSchemaReportingDisabled,
+  ApolloServerPluginUsageReportingDisabled,
+} from "@apollo/server/plugin/disabled";
+import { expressMiddleware } from "@as-integrations/express5";
+import express, { Router, type RequestHandler } from "express";
+import { GraphQLError, type GraphQLFormattedError } from "graphql";
+import type { Logger } from "@roost/observability";
+import type { GatewayDeps } from "../../gateway.deps.js";
+import { authOf } from "../../http/auth.middleware.js";
+import type { Guards } from "../../http/guards.js";
+import { badRequest, HttpError } from "../../http/http-error.js";
+import type { GraphqlContext } from "./graphql.context.js";
+import { queryLimitsRule, type QueryLimits } from "./graphql.limits.js";
+import { resolvers } from "./graphql.resolvers.js";
+import { typeDefs } from "./graphql.schema.js";
+
+/**
+ * Weights of the cost rule (docs/graphql.md): root fields that run several
+ * queries cost more; list caps are the server-side maxima.
+ */
+export const FIELD_COSTS: Record<string, number> = {
+  "Query.dashboard": 50,
+  "Query.proxies": 20,
+  "Query.proxy": 10,
+  "Query.proxyCount": 5,
+  "ProxyDetail.statistics": 10,
+};
+export const LIST_SIZES: Record<string, number> = {
+  "ProxyPage.proxies": 100,
+  "ProxyDetail.statistics": 500,
+  "Dashboard.country_breakdown": 250,
+  "Dashboard.judge_valid_proxies": 100,
+  "UserSettings.judges": 100,
+};
+
+const STATUS_CODES: Record<number, string> = { 400: "BAD_USER_INPUT", 403: "FORBIDDEN", 404: "NOT_FOUND", 409: "CONFLICT" };
+
+/**
+ * HttpErrors thrown by shared services keep their message and become a
+ * GraphQL error code; anything unexpected is logged and masked.
+ */
+function formatError(logger: Logger): (formatted: GraphQLFormattedError, error: unknown) => GraphQLFormattedError {
+  return (formatted, error) => {
+    const original = unwrapResolverError(error);
+    if (original instanceof HttpError) {
+      const code = STATUS_CODES[original.status] ?? "INTERNAL_SERVER_ERROR";
+      return { ...formatted, message: original.message, extensions: { ...original.extra, code } };
+    }
+    if (original instanceof GraphQLError || formatted.extensions?.code !== "INTERNAL_SERVER_ERROR") return formatted;
+    logger.error("graphql resolver error", { error: original, path: formatted.path });
+    return { message: "Internal server error", locations: formatted.locations, path: formatted.path, extensions: { code: "INTERNAL_SERVER_ERROR" } };
+  };
+}
+
+/** 413 `{error}` when a `query` string is longer than GRAPHQL_MAX_QUERY_BYTES (batched bodies: any of them). */
+function queryBytesGuard(maxBytes: number): RequestHandler {
+  return (req, _res, next) => {
+    const body: unknown = req.body;
+    if (typeof body !== "object" || body === null) throw badRequest("Expected a JSON body with a GraphQL query");
+    for (const operation of Array.isArray(body) ? body : [body]) {
+      const query: unknown = typeof operation === "object" && operation !== null ? (operation as { query?: unknown }).query : undefined;
+      if (typeof query === "string" && Buffer.byteLength(query, "utf8") > maxBytes) {
+        throw new HttpError(413, `GraphQL query exceeds ${maxBytes} bytes`);
+      }
+    }
+    next();
+  };
+}
+
+export function createGraphqlServer(deps: GatewayDeps): ApolloServer<GraphqlContext> {
+  const production = deps.config.NODE_ENV === "production";
+  const limits: QueryLimits = {
+    maxDepth: deps.config.GRAPHQL_MAX_DEPTH,
+    maxCost: deps.config.GRAPHQL_MAX_COST,
+    fieldCosts: FIELD_COSTS,
+    listSizes: LIST_SIZES,
+  };
+  return new ApolloServer<GraphqlContext>({
+    typeDefs,
+    resolvers,
+    nodeEnv: deps.config.NODE_ENV,
+    introspection: !production,
+    hideSchemaDetailsFromClientErrors: production,
+    includeStacktraceInErrorResponses: false,
+    // Full query text every time: a hash-only request could not be size-checked.
+    persistedQueries: false,
+    allowBatchedHttpRequests: false,
+    // The process's shutdown coordinator owns signals (STYLE.md rule 6).
+    stopOnTerminationSignals: false,
+    validationRules: [queryLimitsRule(limits)],
+    formatError: formatError(deps.logger),
+    logger: {
+      debug: (message: string) => deps.logger.debug("apollo", { message }),
+      info: (message: string) => deps.logger.info("apollo", { message }),
+      warn: (message: string) => deps.logger.warn("apollo", { message }),
+      error: (message: string) => deps.logger.error("apollo", { message }),
+    },
+    plugins: [
+      ApolloServerPluginLandingPageDisabled(),
+      ApolloServerPluginUsageReportingDisabled(),
+      ApolloServerPluginSchemaReportingDisabled(),
+    ],
+  });
+}
+
+/**
+ * POST /api/graphql. Mounted before the /api JSON parser: it parses its own
+ * body (API_JSON_MAX_BODY_BYTES for the whole body, GRAPHQL_MAX_QUERY_BYTES
+ * for the query text). The bearer guard runs first, so 401 and 413 are
+ * `{error}` bodies; GraphQL validation and execution errors are `{errors}`.
+ */
+export function graphqlRouter(deps: GatewayDeps, { auth }: Guards): Router {
+  const server = createGraphqlServer(deps);
+  // createApp is synchronous; requests wait for the start (a failed start fails them).
+  server.startInBackgroundHandlingStartupErrorsByLoggingAndFailingAllRequests();
+  const router = Router();
+  router.post(
+    "/graphql",
+    auth,
+    express.json({ limit: deps.config.API_JSON_MAX_BODY_BYTES, strict: true }),
+    queryBytesGuard(deps.config.GRAPHQL_MAX_QUERY_BYTES),
+    expressMiddleware(server, { context: async ({ req }) => ({ deps, auth: authOf(req) }) }),
+  );
+  return router;
+}

@@ -1,0 +1,39 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { RequestHandler } from "express";
+import type { GatewayConfig } from "../../config/gateway.config.js";
+import { isLoopback } from "../../http/client-ip.js";
+import { forbidden } from "../../http/http-error.js";
+
+export const OBSERVABILITY_TOKEN_HEADER = "X-Observability-Token";
+
+/**
+ * Constant-time comparison of a presented token with the configured one.
+ * Both sides are hashed first so the comparison time does not depend on the
+ * length either; an empty or missing token never matches.
+ */
+export function observabilityTokenMatches(expected: string | undefined, presented: string | undefined): boolean {
+  if (!expected || !presented) return false;
+  const digest = (value: string) => createHash("sha256").update(value, "utf8").digest();
+  return timingSafeEqual(digest(expected), digest(presented));
+}
+
+/**
+ * The contract's observability rule, as a named check for /healthz, /readyz
+ * and /metrics. Outside production everyone may read them. In production
+ * (NODE_ENV=production) a caller is let in when it is loopback (`req.ip`,
+ * which believes X-Forwarded-For only from TRUSTED_PROXY_CIDRS), presents
+ * X-Observability-Token equal to OBSERVABILITY_TOKEN, or when
+ * ALLOW_PUBLIC_OBSERVABILITY_ENDPOINTS=true; everyone else gets 403 `{error}`.
+ */
+export function requireObservabilityAccess(
+  config: Pick<GatewayConfig, "NODE_ENV" | "OBSERVABILITY_TOKEN" | "ALLOW_PUBLIC_OBSERVABILITY_ENDPOINTS">,
+): RequestHandler {
+  const open = config.NODE_ENV !== "production" || config.ALLOW_PUBLIC_OBSERVABILITY_ENDPOINTS;
+  return (req, _res, next) => {
+    if (open || isLoopback(req.ip) || observabilityTokenMatches(config.OBSERVABILITY_TOKEN, req.get(OBSERVABILITY_TOKEN_HEADER))) {
+      next();
+      return;
+    }
+    throw forbidden("Observability endpoints are not public; call from loopback or send X-Observability-Token");
+  };
+}

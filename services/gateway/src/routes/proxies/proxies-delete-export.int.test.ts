@@ -1,0 +1,253 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { waitFor } from "@roost/testkit";
+import { startGatewayHarness, type GatewayHarness } from "../../test-support/gateway.harness.js";
+import { insertProtocolStatus, insertProxy, userIdOfToken, type ProxyFixture } from "../../test-support/proxy-fixtures.js";
+
+describe("delete and export", () => {
+  let h: GatewayHarness;
+  let token: string;
+  let other: string;
+  let userId: number;
+  let otherId: number;
+  let ids: Record<string, number>;
+  let otherIds: number[];
+
+  const fixtures: Record<string, ProxyFixture> = {
+    httpFast: { ip: "8.8.8.1", port: 80, aliveOn: ["http"], responseTime: 100, attempt: 0, country: "US", estimatedType: "datacenter", reputationLabel: "good", reputationScore: 90 },
+    multi: { ip: "8.8.8.2", port: 1080, username: "alice", password: "pa:ss@1", aliveOn: ["http", "socks5"], responseTime: 300, attempt: 1, country: "DE", reputationLabel: "neutral", reputationScore: 50.5 },
+    socks4: { ip: "8.8.8.3", port: 4145, aliveOn: ["socks4"], responseTime: 4000, attempt: 2, anonymity: "transparent", country: "US", reputationLabel: "poor", reputationScore: 10 },
+    deadHint: { ip: "9.9.9.4", port: 1081, schemeHint: "socks5", country: "FR" },
+    deadPlain: { ip: "9.9.9.5", port: 3128, username: "bob", password: "x,y\"z", country: "N/A" },
+  };
+
+  const authed = (method: "post" | "delete", path: string, as = token) => h.http[method](path).set("Authorization", `Bearer ${as}`);
+  const exportText = async (body: unknown, as = token): Promise<string> => {
+    const res = await authed("post", "/api/user/export", as).send(body as object);
+    expect(res.status).toBe(200);
+    expect(res.headers["content-type"]).toMatch(/^text\/plain/);
+    return res.text;
+  };
+  const remaining = async (user = userId): Promise<string[]> => {
+    const { rows } = await h.db.pool.query<{ ip: string }>("SELECT ip FROM proxies WHERE user_id = $1 ORDER BY id", [user]);
+    return rows.map((r) => r.ip);
+  };
+
+  beforeAll(async () => {
+    h = await startGatewayHarness();
+    ({ token } = await h.register());
+    ({ token: other } = await h.register());
+    userId = await userIdOfToken(h, token);
+    otherId = await userIdOfToken(h, other);
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+  beforeEach(async () => {
+    await h.db.pool.query("DELETE FROM proxies");
+    ids = {};
+    for (const [name, fixture] of Object.entries(fixtures)) ids[name] = await insertProxy(h.db.pool, userId, fixture);
+    // multi is alive on http (slower) and socks5 (faster): socks5 is its protocol.
+    await insertProtocolStatus(h.db.pool, ids.multi ?? 0, { protocol: "http", alive: true, responseTime: 450 });
+    await insertProtocolStatus(h.db.pool, ids.multi ?? 0, { protocol: "socks5", alive: true, responseTime: 300 });
+    otherIds = [await insertProxy(h.db.pool, otherId, { ip: "7.7.7.1" }), await insertProxy(h.db.pool, otherId, { ip: "7.7.7.2", aliveOn: ["http"] })];
+  });
+
+  describe("DELETE /api/proxies", () => {
+    it("Mode A deletes the listed ids of the caller", async () => {
+      const res = await authed("delete", "/api/proxies").send([ids.httpFast, ids.socks4, ids.socks4]);
+      expect(res.status).toBe(200);
+      expect(res.body).toBe("Deleted 2 proxies.");
+      expect(await remaining()).toEqual(["8.8.8.2", "9.9.9.4", "9.9.9.5"]);
+      expect((await h.http.get("/api/getProxyCount").set("Authorization", `Bearer ${token}`)).body).toBe(3);
+    });
+
+    it("never deletes another user's proxies: their ids match nothing", async () => {
+      const res = await authed("delete", "/api/proxies").send(otherIds);
+      expect(res.status).toBe(200);
+      expect(res.body).toBe("No proxies matched the delete criteria.");
+      const modeB = await authed("delete", "/api/proxies").send({ proxies: otherIds, scope: "selected" });
+      expect(modeB.body).toBe("No proxies matched the delete criteria.");
+      expect(await remaining(otherId)).toEqual(["7.7.7.1", "7.7.7.2"]);
+      // scope all deletes only the caller's own proxies.
+      const all = await authed("delete", "/api/proxies", other).send({ scope: "all" });
+      expect(all.body).toBe("Deleted 2 proxies.");
+      expect(await remaining()).toHaveLength(5);
+    });
+
+    it("refuses an empty selection and a body that would widen to everything", async () => {
+      for (const body of [[], { proxies: [] }, { proxies: [], scope: "selected" }, { scope: "selected" }, { filter: true, proxyStatus: "dead" }, {}]) {
+        const res = await authed("delete", "/api/proxies").send(body);
+        expect([JSON.stringify(body), res.status]).toEqual([JSON.stringify(body), 400]);
+        expect(res.body).toEqual({ error: expect.any(String) });
+      }
+      for (const body of [["a"], [0], [-1], { proxies: [1], scope: "some" }, { scope: "all", proxyStatus: "zombie" }, { scope: "all", reputationLabels: ["great"] }, "1,2"]) {
+        const res = await authed("delete", "/api/proxies").set("Content-Type", "application/json").send(JSON.stringify(body));
+        expect([JSON.stringify(body), res.status]).toEqual([JSON.stringify(body), 400]);
+      }
+      expect(await remaining()).toHaveLength(5);
+    });
+
+    it("Mode B selected: the listed ids, intersected with the filter only when filter is true", async () => {
+      const plain = await authed("delete", "/api/proxies").send({ proxies: [ids.httpFast, ids.deadHint], filter: false, proxyStatus: "alive" });
+      expect(plain.body).toBe("Deleted 2 proxies.");
+      const filtered = await authed("delete", "/api/proxies").send({ proxies: [ids.multi, ids.socks4, ids.deadPlain], scope: "selected", filter: true, proxyStatus: "alive", socks5: true });
+      expect(filtered.body).toBe("Deleted 1 proxies.");
+      expect(await remaining()).toEqual(["8.8.8.3", "9.9.9.5"]);
+    });
+
+    it("Mode B all: everything matching the filter; ids are ignored", async () => {
+      const dead = await authed("delete", "/api/proxies").send({ scope: "all", proxyStatus: "dead", proxies: [ids.httpFast] });
+      expect(dead.body).toBe("Deleted 2 proxies.");
+      expect(await remaining()).toEqual(["8.8.8.1", "8.8.8.2", "8.8.8.3"]);
+      const slow = await authed("delete", "/api/proxies").send({ scope: "all", filter: true, maxTimeout: 1000, reputationLabels: ["good", "neutral"] });
+      expect(slow.body).toBe("Deleted 2 proxies.");
+      const none = await authed("delete", "/api/proxies").send({ scope: "all", filter: true, http: true });
+      expect(none.body).toBe("No proxies matched the delete criteria.");
+      const rest = await authed("delete", "/api/proxies").send({ scope: "all" });
+      expect(rest.body).toBe("Deleted 1 proxies.");
+      expect(await remaining()).toEqual([]);
+      expect(await remaining(otherId)).toHaveLength(2);
+    });
+
+    it("filter fields with filter false do not narrow a scope-all delete, except proxyStatus and reputationLabels", async () => {
+      const res = await authed("delete", "/api/proxies").send({ scope: "all", filter: false, http: true, maxTimeout: 1, maxRetries: 0, reputationLabels: ["unknown"] });
+      expect(res.body).toBe("Deleted 2 proxies.");
+      expect(await remaining()).toEqual(["8.8.8.1", "8.8.8.2", "8.8.8.3"]);
+    });
+
+    it("cascades to per-protocol results", async () => {
+      await authed("delete", "/api/proxies").send([ids.multi]);
+      const { rows } = await h.db.pool.query("SELECT 1 FROM proxy_protocol_status WHERE proxy_id = $1", [ids.multi]);
+      expect(rows).toHaveLength(0);
+    });
+  });
+
+  describe("POST /api/user/export", () => {
+    it("defaults to ip:port lines of every proxy in id order", async () => {
+      expect(await exportText({})).toBe("8.8.8.1:80\n8.8.8.2:1080\n8.8.8.3:4145\n9.9.9.4:1081\n9.9.9.5:3128\n");
+    });
+
+    it("fills templates by whole words and drops username:password@ for proxies without credentials", async () => {
+      const text = await exportText({ outputFormat: "protocol://username:password@ip:port" });
+      expect(text.split("\n")).toEqual([
+        "http://8.8.8.1:80",
+        "socks5://alice:pa:ss@1@8.8.8.2:1080", // fastest alive protocol
+        "socks4://8.8.8.3:4145",
+        "socks5://9.9.9.4:1081", // dead: the upload's scheme hint
+        "http://bob:x,y\"z@9.9.9.5:3128", // dead, no hint: http
+        "",
+      ]);
+      const colon = await exportText({ outputFormat: "ip:port:username:password" });
+      expect(colon.split("\n").slice(0, 2)).toEqual(["8.8.8.1:80", "8.8.8.2:1080:alice:pa:ss@1"]);
+      const words = await exportText({ outputFormat: "ip;port;country;alive;type;time;anonymity;reputation;reputation_label;reputation_score;zip;ports;ipport" });
+      expect(words.split("\n")[0]).toBe("8.8.8.1;80;US;true;datacenter;100;elite;good;good;90;zip;ports;ipport");
+      expect(words.split("\n")[3]).toBe("9.9.9.4;1081;FR;false;unknown;0;N/A;unknown;unknown;0;zip;ports;ipport");
+    });
+
+    it("applies proxyStatus, reputationLabels and proxies always, the rest only with filter", async () => {
+      expect(await exportText({ proxyStatus: "alive" })).toBe("8.8.8.1:80\n8.8.8.2:1080\n8.8.8.3:4145\n");
+      expect(await exportText({ proxyStatus: "dead" })).toBe("9.9.9.4:1081\n9.9.9.5:3128\n");
+      expect(await exportText({ proxyStatus: "all", reputationLabels: ["poor", "unknown"] })).toBe("8.8.8.3:4145\n9.9.9.4:1081\n9.9.9.5:3128\n");
+      expect(await exportText({ proxies: [ids.deadPlain, ids.httpFast, ...otherIds] })).toBe("8.8.8.1:80\n9.9.9.5:3128\n");
+      expect(await exportText({ filter: false, socks4: true, maxTimeout: 1, maxRetries: 0 })).toBe("8.8.8.1:80\n8.8.8.2:1080\n8.8.8.3:4145\n9.9.9.4:1081\n9.9.9.5:3128\n");
+      expect(await exportText({ filter: true, socks4: true, socks5: true })).toBe("8.8.8.2:1080\n8.8.8.3:4145\n");
+      expect(await exportText({ filter: true, http: true, https: true, socks4: true, socks5: true, proxyStatus: "all" })).toBe(
+        "8.8.8.1:80\n8.8.8.2:1080\n8.8.8.3:4145\n9.9.9.4:1081\n9.9.9.5:3128\n",
+      );
+      expect(await exportText({ filter: true, maxTimeout: 500, proxyStatus: "alive" })).toBe("8.8.8.1:80\n8.8.8.2:1080\n");
+      expect(await exportText({ filter: true, maxRetries: 1 })).toBe("8.8.8.1:80\n8.8.8.2:1080\n");
+      expect(await exportText({ proxyStatus: "alive", proxies: [ids.deadHint] })).toBe("");
+    });
+
+    it("gives json and csv with the documented columns", async () => {
+      const json = JSON.parse(await exportText({ outputFormat: "json", proxies: [ids.multi, ids.deadHint] })) as unknown[];
+      expect(json).toEqual([
+        {
+          id: ids.multi,
+          ip: "8.8.8.2",
+          port: 1080,
+          username: "alice",
+          password: "pa:ss@1",
+          protocols: ["http", "socks5"],
+          country: "DE",
+          type: "unknown",
+          anonymity: "elite",
+          response_time: 300,
+          alive: true,
+          latest_check: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+          reputation_label: "neutral",
+          reputation_score: 50.5,
+        },
+        { id: ids.deadHint, ip: "9.9.9.4", port: 1081, username: "", password: "", protocols: [], country: "FR", type: "unknown", anonymity: "N/A", response_time: 0, alive: false, latest_check: null, reputation_label: "unknown", reputation_score: 0 },
+      ]);
+      expect(JSON.parse(await exportText({ outputFormat: "JSON", proxyStatus: "alive", reputationLabels: ["neutral"], proxies: [ids.deadHint] }))).toEqual([]);
+      const csv = (await exportText({ outputFormat: "csv", proxies: [ids.multi, ids.deadPlain] })).split("\n");
+      expect(csv[0]).toBe("id,ip,port,username,password,protocols,country,type,anonymity,response_time,alive,latest_check,reputation_label,reputation_score");
+      expect(csv[1]).toMatch(new RegExp(`^${ids.multi},8\\.8\\.8\\.2,1080,alice,pa:ss@1,http;socks5,DE,unknown,elite,300,true,\\d{4}-[^,]+Z,neutral,50\\.5$`));
+      expect(csv[2]).toBe(`${ids.deadPlain},9.9.9.5,3128,bob,"x,y""z",,N/A,unknown,N/A,0,false,,unknown,0`);
+      expect(csv[3]).toBe("");
+    });
+
+    it("exports only the caller's proxies", async () => {
+      expect(await exportText({}, other)).toBe("7.7.7.1:8080\n7.7.7.2:8080\n");
+    });
+
+    it("streams with backpressure and stops reading the cursor when the client goes away", async () => {
+      await h.db.pool.query(
+        `INSERT INTO proxies (user_id, ip, port) SELECT $1, '12.' || (i >> 16) || '.' || ((i >> 8) & 255) || '.' || (i & 255), 8080 FROM generate_series(1, 60000) i`,
+        [userId],
+      );
+      const { port }: AddressInfo = await h.service.start();
+      try {
+        let received = 0;
+        let status = 0;
+        await new Promise<void>((resolve, reject) => {
+          const req = http.request(
+            { host: "127.0.0.1", port, method: "POST", path: "/api/user/export", headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" } },
+            (res) => {
+              status = res.statusCode ?? 0;
+              // Read one chunk, then stop reading: the server must wait, not buffer the rest.
+              res.once("data", (chunk: Buffer) => {
+                received += chunk.length;
+                res.pause();
+                resolve();
+              });
+            },
+          );
+          req.on("error", reject);
+          // ~1 KB a line, ~55 MB in all: far more than socket buffers hold.
+          req.end(JSON.stringify({ outputFormat: `ip:port ${"x".repeat(900)}` }));
+        });
+        // While the client does not read, the export waits on the socket with its cursor open.
+        const exporting = async () =>
+          Number(
+            (
+              await h.db.pool.query<{ n: string }>(
+                `SELECT count(*) AS n FROM pg_stat_activity
+                  WHERE datname = current_database() AND state = 'idle in transaction' AND query LIKE 'FETCH%proxy_export'`,
+              )
+            ).rows[0]?.n ?? 0,
+          );
+        expect(status).toBe(200);
+        expect(received).toBeGreaterThan(0);
+        await waitFor(async () => (await exporting()) === 1, { timeoutMs: 10_000 });
+        // Going away ends the export: its connection returns to the pool, idle.
+        await h.service.stop(0);
+        await waitFor(async () => (await exporting()) === 0, { timeoutMs: 10_000 });
+        await waitFor(async () => h.db.pool.totalCount === h.db.pool.idleCount, { timeoutMs: 10_000 });
+      } finally {
+        await h.service.stop();
+      }
+    });
+
+    it("answers 400 for a malformed request", async () => {
+      for (const body of [{ proxyStatus: "zombie" }, { reputationLabels: ["great"] }, { proxies: ["x"] }, { maxTimeout: -1 }, { outputFormat: 5 }]) {
+        const res = await authed("post", "/api/user/export").send(body);
+        expect([JSON.stringify(body), res.status]).toEqual([JSON.stringify(body), 400]);
+      }
+      expect((await authed("post", "/api/user/export").set("Content-Type", "application/json").send("[1,2]")).status).toBe(400);
+      expect((await h.http.post("/api/user/export").send({})).status).toBe(401);
+    });
+  });
+});

@@ -1,0 +1,292 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { startGatewayHarness, type GatewayHarness } from "../../test-support/gateway.harness.js";
+
+interface UploadBody {
+  proxyCount: number;
+  details: Record<string, number>;
+}
+
+const zeroCounts = {
+  submittedCount: 0,
+  parsedCount: 0,
+  invalidFormatCount: 0,
+  invalidIpCount: 0,
+  invalidIpv4Count: 0,
+  invalidPortCount: 0,
+  blacklistedCount: 0,
+  limitExceededCount: 0,
+};
+
+async function storedProxies(h: GatewayHarness, userId?: number) {
+  const { rows } = await h.db.pool.query<{ ip: string; port: number; username: string; password: string; scheme_hint: string | null; country: string; estimated_type: string; asn: number | null }>(
+    `SELECT ip, port, username, password, scheme_hint, country, estimated_type, asn FROM proxies ${userId ? "WHERE user_id = $1" : ""} ORDER BY id`,
+    userId ? [userId] : [],
+  );
+  return rows;
+}
+
+async function userIdOf(h: GatewayHarness, token: string): Promise<number> {
+  const res = await h.http.get("/api/checkLogin").set("Authorization", `Bearer ${token}`);
+  return (res.body as { user_id: number }).user_id;
+}
+
+describe("POST /api/addProxies", () => {
+  let h: GatewayHarness;
+  let token: string;
+  let adminToken: string;
+  beforeAll(async () => {
+    h = await startGatewayHarness({ API_UPLOAD_MAX_BODY_BYTES: String(64 * 1024) });
+    ({ token: adminToken } = await h.register());
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+  beforeEach(async () => {
+    ({ token } = await h.register());
+    await h.db.pool.query("DELETE FROM proxies");
+    await h.db.pool.query("DELETE FROM blacklist_ranges");
+  });
+
+  const upload = () => h.http.post("/api/addProxies").set("Authorization", `Bearer ${token}`);
+
+  it("reads file, proxyTextarea and clipboardProxies together and counts every line exactly once", async () => {
+    const file = [
+      "\uFEFF# my list",
+      "8.8.8.8:8080",
+      "alice:s3cret@8.8.4.4:3128",
+      "8.8.8.8:8080", // duplicate in the upload
+      "socks5://bob:pa:ss@1.1.1.1:1080",
+      "proxy.example.com:8080", // hostname
+      "2001:db8::1", // IPv6
+      "9.9.9.9:70000", // port
+      "garbage line here",
+      "10.0.0.1:8080", // reserved (private)
+      "10.0.0.1:8080", // reserved again: each line counts
+      "",
+    ].join("\r\n");
+    const res = await upload()
+      .attach("file", Buffer.from(file), { filename: "proxies.txt", contentType: "text/plain" })
+      .field("proxyTextarea", "5.9.0.1 3128\n8.8.4.4:3128:alice:s3cret # same identity as the file's")
+      .field("clipboardProxies", "http://24.5.6.7:80\n256.1.1.1:80");
+    expect(res.status).toBe(200);
+    const body = res.body as UploadBody;
+    expect(body.details).toEqual({
+      ...zeroCounts,
+      submittedCount: 14,
+      parsedCount: 9,
+      invalidFormatCount: 1,
+      invalidIpCount: 2,
+      invalidIpv4Count: 1,
+      invalidPortCount: 1,
+      blacklistedCount: 2,
+      processingMs: expect.any(Number),
+    });
+    // 8.8.8.8:8080, alice@8.8.4.4:3128, bob@1.1.1.1:1080, 5.9.0.1:3128, 24.5.6.7:80
+    expect(body.proxyCount).toBe(5);
+    const rows = await storedProxies(h);
+    expect(rows.map((r) => [r.ip, r.port, r.username, r.password, r.scheme_hint])).toEqual([
+      ["8.8.8.8", 8080, "", "", null],
+      ["8.8.4.4", 3128, "alice", "s3cret", null],
+      ["1.1.1.1", 1080, "bob", "pa:ss", "socks5"],
+      ["5.9.0.1", 3128, "", "", null],
+      ["24.5.6.7", 80, "", "", "http"],
+    ]);
+    // Country and type come from the offline databases at insert time.
+    const google = rows[0];
+    expect(google).toMatchObject({ country: "US", asn: 15169, estimated_type: "datacenter" });
+    expect(rows[3]).toMatchObject({ country: "DE", estimated_type: "datacenter" });
+    expect(rows[4]).toMatchObject({ country: "US", estimated_type: "residential" });
+  });
+
+  it("never creates a second row for a proxy the user already has, and counts it in proxyCount", async () => {
+    const first = await upload().field("proxyTextarea", "8.8.8.8:80\n8.8.4.4:80");
+    expect((first.body as UploadBody).proxyCount).toBe(2);
+    const again = await upload().field("proxyTextarea", "8.8.8.8:80\n8.8.4.4:80\n1.1.1.1:80\n8.8.8.8:80");
+    expect(again.status).toBe(200);
+    expect((again.body as UploadBody).proxyCount).toBe(3);
+    expect((again.body as UploadBody).details.parsedCount).toBe(4);
+    expect(await storedProxies(h)).toHaveLength(3);
+    const count = await h.http.get("/api/getProxyCount").set("Authorization", `Bearer ${token}`);
+    expect(count.body).toBe(3);
+  });
+
+  it("keeps credentials case-sensitive and part of the identity", async () => {
+    const res = await upload().field("proxyTextarea", "8.8.8.8:80:Alice:pw\n8.8.8.8:80:alice:pw\n8.8.8.8:80:alice:PW\n8.8.8.8:80\nalice:pw@8.8.8.8:80");
+    expect((res.body as UploadBody).proxyCount).toBe(4);
+    expect(await storedProxies(h)).toHaveLength(4);
+  });
+
+  it("hands new proxies to the checker in check-batch jobs", async () => {
+    const res = await upload().field("proxyTextarea", "8.8.8.8:81\n8.8.8.8:82\n8.8.8.8:83");
+    expect(res.status).toBe(200);
+    const userId = await userIdOf(h, token);
+    const jobs = await h.deps.queues.check.queue.getJobs(["waiting", "delayed", "prioritized", "active"]);
+    const mine = jobs.filter((job) => job.name === "check-batch" && (job.data as { userId: number }).userId === userId);
+    const ids = mine.flatMap((job) => (job.data as { proxyIds: number[] }).proxyIds).sort((a, b) => a - b);
+    const { rows } = await h.db.pool.query<{ id: number }>("SELECT id FROM proxies WHERE user_id = $1 ORDER BY id", [userId]);
+    expect(ids).toEqual(rows.map((r) => r.id));
+  });
+
+  it("takes the two text fields as a JSON body too", async () => {
+    const res = await upload().send({ proxyTextarea: "8.8.8.8:80", clipboardProxies: "8.8.4.4:80\n8.8.8.8:80" });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ proxyCount: 2, details: { submittedCount: 3, parsedCount: 3 } });
+    expect((await upload().send({ other: "8.8.8.8:80" })).status).toBe(400);
+  });
+
+  it("answers 400 without upload input", async () => {
+    const none = await upload().field("other", "1.2.3.4:80");
+    expect(none.status).toBe(400);
+    expect(none.body).toEqual({ error: expect.any(String) });
+    const empty = await upload().field("proxyTextarea", "").field("clipboardProxies", "");
+    expect(empty.status).toBe(400);
+    const notMultipart = await upload().set("Content-Type", "text/plain").send("8.8.8.8:80");
+    expect(notMultipart.status).toBe(400);
+    expect(await storedProxies(h)).toHaveLength(0);
+  });
+
+  it("refuses reserved ranges and blacklist_ranges rows, counting them among the parsed", async () => {
+    await h.db.pool.query(`INSERT INTO blacklist_ranges (cidr, source) VALUES ('8.8.4.0/24', 'test'), ('1.1.1.1/32', 'test')`);
+    const res = await upload().field(
+      "proxyTextarea",
+      ["8.8.8.8:80", "8.8.4.4:80", "8.8.4.4:80", "1.1.1.1:80", "127.0.0.1:80", "192.168.1.1:80", "169.254.1.1:80", "224.0.0.1:80", "5.9.0.1:80"].join("\n"),
+    );
+    expect(res.status).toBe(200);
+    expect((res.body as UploadBody).details).toMatchObject({ submittedCount: 9, parsedCount: 9, blacklistedCount: 7 });
+    expect((res.body as UploadBody).proxyCount).toBe(2);
+    expect((await storedProxies(h)).map((r) => r.ip)).toEqual(["8.8.8.8", "5.9.0.1"]);
+  });
+
+  it("answers 413 for a declared oversize body and stores nothing", async () => {
+    const big = Array.from({ length: 8000 }, (_, i) => `8.${(i >> 8) & 255}.${i & 255}.1:8080`).join("\n");
+    const res = await upload().field("proxyTextarea", big);
+    expect(res.status).toBe(413);
+    expect(res.body).toEqual({ error: expect.stringMatching(/too large/i) });
+    expect(await storedProxies(h)).toHaveLength(0);
+  });
+
+  it("caps a user at proxy_limits and says how many were left out", async () => {
+    const plain = await h.register(); // not the first user: limits apply
+
+    const result = await h.deps.globalConfig.update({ proxy_limits: { enabled: true, max_per_user: 3, exclude_admins: true } });
+    expect(result.ok).toBe(true);
+    try {
+      const send = (text: string) => h.http.post("/api/addProxies").set("Authorization", `Bearer ${plain.token}`).field("proxyTextarea", text);
+      const first = await send("8.8.8.1:80\n8.8.8.2:80");
+      expect((first.body as UploadBody).details.limitExceededCount).toBe(0);
+      const second = await send("8.8.8.1:80\n8.8.8.3:80\n8.8.8.4:80\n8.8.8.5:80\n8.8.8.4:80");
+      expect(second.status).toBe(200);
+      expect((second.body as UploadBody).details).toMatchObject({ parsedCount: 5, limitExceededCount: 2 });
+      // 8.8.8.1 (already there) and 8.8.8.3 (fits) are in the list; .4 and .5 are not.
+      expect((second.body as UploadBody).proxyCount).toBe(2);
+      const userId = await userIdOf(h, plain.token);
+      expect((await storedProxies(h, userId)).map((r) => r.ip)).toEqual(["8.8.8.1", "8.8.8.2", "8.8.8.3"]);
+      // The admin (first user) is excluded from the limit.
+      const admin = await h.http
+        .post("/api/addProxies")
+        .set("Authorization", `Bearer ${adminToken}`)
+        .field("proxyTextarea", "8.8.8.1:80\n8.8.8.2:80\n8.8.8.3:80\n8.8.8.4:80");
+      expect((admin.body as UploadBody).details.limitExceededCount).toBe(0);
+    } finally {
+      await h.deps.globalConfig.update({ proxy_limits: { enabled: false, max_per_user: 100000, exclude_admins: true } });
+    }
+  });
+
+  it("keeps concurrent uploads of one user exact: no duplicate rows, every count right", async () => {
+    const lines = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `8.8.${(from + i) >> 8}.${(from + i) & 255}:8080`).join("\n");
+    const responses = await Promise.all([
+      upload().field("proxyTextarea", lines(0, 600)),
+      upload().field("proxyTextarea", lines(300, 900)),
+      upload().field("proxyTextarea", lines(0, 900)),
+    ]);
+    expect(responses.map((r) => r.status)).toEqual([200, 200, 200]);
+    expect(responses.map((r) => (r.body as UploadBody).proxyCount)).toEqual([600, 600, 900]);
+    expect(await storedProxies(h)).toHaveLength(900);
+    const count = await h.http.get("/api/getProxyCount").set("Authorization", `Bearer ${token}`);
+    expect(count.body).toBe(900);
+  });
+
+  it("counts an overlong line as one invalid format and keeps going", async () => {
+    const res = await upload().attach("file", Buffer.from(`8.8.8.8:80\n${"1".repeat(20000)}\n#${"c".repeat(20000)}\n8.8.4.4:80`), "p.txt");
+    expect(res.status).toBe(200);
+    expect((res.body as UploadBody).details).toMatchObject({ submittedCount: 3, parsedCount: 2, invalidFormatCount: 1 });
+  });
+
+  it("needs a token", async () => {
+    const res = await h.http.post("/api/addProxies").field("proxyTextarea", "8.8.8.8:80");
+    expect(res.status).toBe(401);
+  });
+});
+
+describe("POST /api/addProxies with ALLOW_PRIVATE_NETWORK_TARGETS", () => {
+  let h: GatewayHarness;
+  beforeAll(async () => {
+    h = await startGatewayHarness({ ALLOW_PRIVATE_NETWORK_TARGETS: "true" });
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  it("accepts reserved ranges but still refuses blacklist_ranges", async () => {
+    const { token } = await h.register();
+    await h.db.pool.query(`INSERT INTO blacklist_ranges (cidr, source) VALUES ('10.1.0.0/16', 'test')`);
+    const res = await h.http
+      .post("/api/addProxies")
+      .set("Authorization", `Bearer ${token}`)
+      .field("proxyTextarea", "127.0.0.1:8080\n10.0.0.1:3128\n10.1.2.3:3128\n192.168.1.1:80");
+    expect(res.status).toBe(200);
+    expect((res.body as UploadBody).details).toMatchObject({ parsedCount: 4, blacklistedCount: 1 });
+    expect((res.body as UploadBody).proxyCount).toBe(3);
+    const { rows } = await h.db.pool.query<{ country: string; estimated_type: string }>("SELECT country, estimated_type FROM proxies");
+    expect(rows.every((r) => r.country === "N/A" && r.estimated_type === "unknown")).toBe(true);
+  });
+});
+
+describe("POST /api/addProxies over the limit mid-stream", () => {
+  let h: GatewayHarness;
+  beforeAll(async () => {
+    h = await startGatewayHarness({ API_UPLOAD_MAX_BODY_BYTES: String(256 * 1024) });
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  it("answers 413 for a chunked body that passes the limit after batches were inserted, and stores nothing", async () => {
+    const { token } = await h.register();
+    const { port }: AddressInfo = await h.service.start();
+    const boundary = "----roost-test-boundary";
+    // ~450 KiB without Content-Length: the overflow shows only while streaming,
+    // after several 5000-row batches went into the upload's transaction.
+    const lines = Array.from({ length: 30000 }, (_, i) => `8.${(i >> 8) & 255}.${i & 255}.1:${8000 + (i >> 16)}`).join("\n");
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = http.request(
+        {
+          host: "127.0.0.1",
+          port,
+          method: "POST",
+          path: "/api/addProxies",
+          headers: { Authorization: `Bearer ${token}`, "Content-Type": `multipart/form-data; boundary=${boundary}`, "Transfer-Encoding": "chunked" },
+        },
+        (res) => {
+          res.resume();
+          res.on("end", () => resolve(res.statusCode ?? 0));
+        },
+      );
+      req.on("error", reject);
+      req.write(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="p.txt"\r\nContent-Type: text/plain\r\n\r\n`);
+      for (let i = 0; i < lines.length; i += 8192) req.write(lines.slice(i, i + 8192));
+      req.end(`\r\n--${boundary}--\r\n`);
+    });
+    await h.service.stop();
+    expect(status).toBe(413);
+    const { rows } = await h.db.pool.query<{ stored: string; ids_used: string }>(
+      "SELECT (SELECT count(*) FROM proxies) AS stored, (SELECT last_value FROM proxies_id_seq) AS ids_used",
+    );
+    expect(Number(rows[0]?.stored)).toBe(0);
+    // Sequences are not transactional: ids were drawn for rows that were then rolled back.
+    expect(Number(rows[0]?.ids_used)).toBeGreaterThanOrEqual(5000);
+    const count = await h.http.get("/api/getProxyCount").set("Authorization", `Bearer ${token}`);
+    expect(count.body).toBe(0);
+  });
+});

@@ -1,0 +1,105 @@
+import type { IncomingMessage } from "node:http";
+import { Transform, type Readable } from "node:stream";
+import busboy from "busboy";
+
+/** The body passed API_UPLOAD_MAX_BODY_BYTES (413). */
+export class UploadTooLargeError extends Error {
+  override readonly name = "UploadTooLargeError";
+}
+
+/** Not a readable multipart body (400). */
+export class MalformedUploadError extends Error {
+  override readonly name = "MalformedUploadError";
+}
+
+/** Multipart text fields that carry proxies (contract: POST /api/addProxies). */
+export const UPLOAD_TEXT_FIELDS = ["proxyTextarea", "clipboardProxies"] as const;
+export const UPLOAD_FILE_FIELD = "file";
+
+export interface UploadPartHandlers {
+  /** A `file` part; resolve once the stream is consumed. */
+  file(stream: Readable): Promise<void>;
+  /** A `proxyTextarea` or `clipboardProxies` field. */
+  text(value: string): Promise<void>;
+}
+
+/**
+ * Reads a multipart upload part by part, in order, with backpressure: a
+ * file is handed over as a stream and never buffered whole. Text fields
+ * arrive whole (busboy buffers fields), bounded like everything else by
+ * `maxBytes`, which counts every byte of the body, boundaries included.
+ * Rejects with UploadTooLargeError as soon as the body passes `maxBytes`
+ * (the rest of the body is discarded unread), with MalformedUploadError for
+ * a broken body, or with whatever a handler threw; it settles only after the
+ * handler in progress has returned. Other parts are skipped.
+ */
+export function readMultipartUpload(req: IncomingMessage, maxBytes: number, handlers: UploadPartHandlers): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let parser: busboy.Busboy;
+    try {
+      parser = busboy({
+        headers: req.headers,
+        defParamCharset: "utf8",
+        limits: { fileSize: maxBytes, fieldSize: maxBytes, files: 10, fields: 100, parts: 110, fieldNameSize: 200 },
+      });
+    } catch {
+      reject(new MalformedUploadError("Malformed multipart/form-data request"));
+      return;
+    }
+    let received = 0;
+    let settled = false;
+    let chain: Promise<void> = Promise.resolve();
+    const counter = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        received += chunk.length;
+        if (received > maxBytes) callback(new UploadTooLargeError("upload too large"));
+        else callback(null, chunk);
+      },
+    });
+
+    const stop = (error?: unknown): void => {
+      if (settled) return;
+      settled = true;
+      if (error === undefined) {
+        resolve();
+        return;
+      }
+      req.unpipe(counter);
+      counter.unpipe(parser);
+      counter.destroy();
+      // Ends the part being read with an error, so its handler returns.
+      parser.destroy();
+      // Discard what the client still sends, so the error response can go out.
+      req.resume();
+      // Settle only once the handler in progress has: the caller cleans up after it.
+      const settle = (): void => reject(error);
+      chain.then(settle, settle);
+    };
+    const run = (task: () => Promise<void>): void => {
+      chain = chain.then(() => (settled ? undefined : task())).catch((error: unknown) => stop(error));
+    };
+
+    parser.on("file", (name, stream) => {
+      stream.on("limit", () => stop(new UploadTooLargeError("upload too large")));
+      if (name !== UPLOAD_FILE_FIELD) {
+        stream.resume();
+        return;
+      }
+      run(() => handlers.file(stream));
+    });
+    parser.on("field", (name, value, info) => {
+      if (info.valueTruncated) {
+        stop(new UploadTooLargeError("upload too large"));
+        return;
+      }
+      if ((UPLOAD_TEXT_FIELDS as readonly string[]).includes(name)) run(() => handlers.text(value));
+    });
+    parser.on("close", () => {
+      void chain.then(() => stop());
+    });
+    parser.on("error", (error: unknown) => stop(error instanceof UploadTooLargeError ? error : new MalformedUploadError("Malformed multipart/form-data request")));
+    counter.on("error", (error: unknown) => stop(error instanceof UploadTooLargeError ? error : new MalformedUploadError("Upload interrupted")));
+    req.on("aborted", () => stop(new MalformedUploadError("Upload interrupted")));
+    req.pipe(counter).pipe(parser);
+  });
+}
