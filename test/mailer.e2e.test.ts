@@ -1,7 +1,7 @@
 import { createDatabase, type Database } from "@roost/db";
 import { hashResetToken } from "@roost/outbox";
 import { createTestDatabase, createTestRedis, waitFor, type TestDatabase, type TestRedis } from "@roost/testkit";
-import { startMailerProcess, type MailerProcess } from "../services/mailer/src/test-support/mailer-process.js";
+import { startMailerProcess, type MailerProcess } from "./support/mailer-process.js";
 import { startSmtpSink, type ReceivedMail, type SmtpSink } from "../services/mailer/src/test-support/smtp-sink.js";
 
 /**

@@ -8,7 +8,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { createDatabase, type Database } from "@roost/db";
 import { createTestDatabase, createTestRedis, freePort, waitFor, type TestDatabase, type TestRedis } from "@roost/testkit";
-import { startMailerProcess, type MailerProcess } from "../services/mailer/src/test-support/mailer-process.js";
+import { startMailerProcess, type MailerProcess } from "./support/mailer-process.js";
 import { startSmtpSink, type ReceivedMail, type SmtpSink } from "../services/mailer/src/test-support/smtp-sink.js";
 
 /**

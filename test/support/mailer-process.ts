@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { waitFor } from "@roost/testkit";
 
 /** The built standalone mailer (`tsc -b` first; npm test builds before the e2e tier). */
-export const mailerMain = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../dist/main.js");
+export const mailerMain = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../services/mailer/dist/main.js");
 
 export interface MailerProcess {
   readonly child: ChildProcess;
