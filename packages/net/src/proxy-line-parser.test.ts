@@ -58,6 +58,8 @@ const corpus: [string, LineVerdict][] = [
   ["1.2.3.4 99999", invalid("invalidPort")],
   ["proxy.example.com 8080", invalid("invalidIp")],
   ["hello world", invalid("invalidFormat")],
+  ["20.20.20.20:80:us\u0000er:pw", invalid("invalidFormat")],
+  ["1.2.3.4:80\u0000", invalid("invalidFormat")],
   ["1.2.3.4 8080 US elite", invalid("invalidFormat")],
   // comments
   ["# my proxies", EMPTY],

@@ -77,6 +77,8 @@ export function stripLine(line: string): string {
 export function parseProxyLine(line: string): LineVerdict {
   const text = stripLine(line);
   if (text === "") return EMPTY;
+  // U+0000 cannot be stored in PostgreSQL text and is never part of a real line.
+  if (text.includes("\u0000")) return INVALID_FORMAT;
   const tokens = text.split(WHITESPACE);
   if (tokens.length === 2) {
     const [host = "", port = ""] = tokens;

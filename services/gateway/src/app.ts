@@ -7,6 +7,7 @@ import { trustProxyPredicate } from "./http/client-ip.js";
 import { errorHandler, notFoundHandler } from "./http/error-handler.js";
 import type { Guards } from "./http/guards.js";
 import { httpMetrics } from "./http/metrics.middleware.js";
+import { rejectNulBytes } from "./http/nul-guard.js";
 import { requestId } from "./http/request-id.middleware.js";
 import { accountRouter, publicAccountRouter } from "./routes/accounts/account.router.js";
 import { passwordRecoveryRouter } from "./routes/password-recovery/password-recovery.router.js";
@@ -46,6 +47,7 @@ export function createApp(deps: GatewayDeps): express.Express {
   app.use("/api", graphqlRouter(deps, guards));
   const api = Router();
   api.use(express.json({ limit: deps.config.API_JSON_MAX_BODY_BYTES, strict: true }));
+  api.use(rejectNulBytes);
   api.use(publicAccountRouter(deps));
   api.use(passwordRecoveryRouter(deps));
   api.use(accountRouter(deps, guards));

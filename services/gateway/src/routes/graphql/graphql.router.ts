@@ -12,6 +12,7 @@ import type { Logger } from "@roost/observability";
 import type { GatewayDeps } from "../../gateway.deps.js";
 import { authOf } from "../../http/auth.middleware.js";
 import type { Guards } from "../../http/guards.js";
+import { rejectNulBytes } from "../../http/nul-guard.js";
 import { badRequest, HttpError } from "../../http/http-error.js";
 import type { GraphqlContext } from "./graphql.context.js";
 import { queryLimitsRule, type QueryLimits } from "./graphql.limits.js";
@@ -122,6 +123,7 @@ export function graphqlRouter(deps: GatewayDeps, { auth }: Guards): Router {
     "/graphql",
     auth,
     express.json({ limit: deps.config.API_JSON_MAX_BODY_BYTES, strict: true }),
+    rejectNulBytes,
     queryBytesGuard(deps.config.GRAPHQL_MAX_QUERY_BYTES),
     expressMiddleware(server, { context: async ({ req }) => ({ deps, auth: authOf(req) }) }),
   );

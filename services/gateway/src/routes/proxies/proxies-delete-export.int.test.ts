@@ -88,12 +88,16 @@ describe("delete and export", () => {
       expect(await remaining()).toHaveLength(5);
     });
 
-    it("Mode B selected: the listed ids, intersected with the filter only when filter is true", async () => {
-      const plain = await authed("delete", "/api/proxies").send({ proxies: [ids.httpFast, ids.deadHint], filter: false, proxyStatus: "alive" });
-      expect(plain.body).toBe("Deleted 2 proxies.");
+    it("Mode B selected: the listed ids, narrowed by the filter fields exactly as export applies them", async () => {
+      // filter false: proxyStatus and reputationLabels still apply (a dead proxy survives "alive"),
+      // the protocol and timing fields do not.
+      const plain = await authed("delete", "/api/proxies").send({ proxies: [ids.httpFast, ids.deadHint], filter: false, proxyStatus: "alive", socks5: true, maxTimeout: 1 });
+      expect(plain.body).toBe("Deleted 1 proxies.");
+      const labels = await authed("delete", "/api/proxies").send({ proxies: [ids.deadHint], reputationLabels: ["good"] });
+      expect(labels.body).toBe("No proxies matched the delete criteria.");
       const filtered = await authed("delete", "/api/proxies").send({ proxies: [ids.multi, ids.socks4, ids.deadPlain], scope: "selected", filter: true, proxyStatus: "alive", socks5: true });
       expect(filtered.body).toBe("Deleted 1 proxies.");
-      expect(await remaining()).toEqual(["8.8.8.3", "9.9.9.5"]);
+      expect(await remaining()).toEqual(["8.8.8.3", "9.9.9.4", "9.9.9.5"]);
     });
 
     it("Mode B all: everything matching the filter; ids are ignored", async () => {

@@ -6,8 +6,8 @@ import { deleteModeASchema, deleteModeBSchema } from "./proxy.schema.js";
 /**
  * DELETE /api/proxies (DESIGN.md "Proxies"): what a body means, decided
  * before anything is deleted. Mode A is a JSON array of ids. Mode B's
- * `scope` is `selected` (the listed ids, intersected with the filter when
- * `filter` is true) or `all` (everything matching the filter; the ids are
+ * `scope` is `selected` (the listed ids, intersected with the filter fields
+ * exactly as export applies them) or `all` (everything matching the filter; the ids are
  * ignored). A missing scope with ids means `selected`; deleting without ids
  * needs `scope: "all"`. An empty selection is refused, never widened.
  */
@@ -24,7 +24,8 @@ export function deleteFiltersOf(body: unknown): ProxyFilters {
   if (scope === null) throw new ProxyFilterError('Give proxy ids, or scope "all" to delete every proxy matching the filter');
   if (scope === "selected") {
     if (listed.length === 0) throw new ProxyFilterError("No proxies selected");
-    if (request.filter !== true) return { ...emptyFilters(), ids: [...new Set(listed)] };
+    // As in export: proxyStatus and reputationLabels always apply, the
+    // protocol and timing fields only with `filter: true`.
     return filtersFromBulkRequest(request, { ids: true });
   }
   return filtersFromBulkRequest(request, { ids: false });

@@ -102,7 +102,12 @@ describe("filtersFromBulkRequest", () => {
 describe("deleteFiltersOf", () => {
   it("reads Mode A and both Mode B scopes", () => {
     expect(deleteFiltersOf([5, 5, 6])).toEqual({ ...emptyFilters(), ids: [5, 6] });
-    expect(deleteFiltersOf({ proxies: [5], filter: false, proxyStatus: "dead" })).toEqual({ ...emptyFilters(), ids: [5] });
+    expect(deleteFiltersOf({ proxies: [5], filter: false, proxyStatus: "dead" })).toEqual({ ...emptyFilters(), ids: [5], status: "dead" });
+    expect(deleteFiltersOf({ proxies: [5], filter: false, socks4: true, maxTimeout: 100, reputationLabels: ["good"] })).toEqual({
+      ...emptyFilters(),
+      ids: [5],
+      reputation: ["good"],
+    });
     expect(deleteFiltersOf({ proxies: [5], scope: "selected", filter: true, proxyStatus: "dead" })).toEqual({ ...emptyFilters(), ids: [5], status: "dead" });
     expect(deleteFiltersOf({ proxies: [5], scope: "all", proxyStatus: "dead" })).toEqual({ ...emptyFilters(), status: "dead" });
     expect(deleteFiltersOf({ scope: "all" })).toEqual(emptyFilters());
