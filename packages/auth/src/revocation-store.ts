@@ -13,8 +13,12 @@ export class RevocationUnavailableError extends Error {
 export interface RevocationStore {
   /** True when the token was revoked by jti or by its user's cutoff. */
   isRevoked(token: VerifiedToken): Promise<boolean>;
-  /** Revokes one token; PostgreSQL and Redis both, or neither (throws). */
-  revokeToken(token: Pick<VerifiedToken, "jti" | "user_id" | "exp">): Promise<void>;
+  /**
+   * Revokes one token; PostgreSQL and Redis both, or neither (throws).
+   * Resolves false when the token was already revoked (a concurrent logout
+   * or refresh of the same token won), so exactly one caller gets true.
+   */
+  revokeToken(token: Pick<VerifiedToken, "jti" | "user_id" | "exp">): Promise<boolean>;
   /**
    * Revokes every token of the user issued at or before `cutoffMs`, inside the
    * caller's transaction (so a password change and its revocation commit
@@ -139,14 +143,14 @@ export function createRevocationStore(options: RevocationStoreOptions): Revocati
 
     async revokeToken(token) {
       const expiresAt = new Date(token.exp * 1000);
-      await prisma.$transaction(async (tx) => {
-        await tx.revokedToken.upsert({
-          where: { jti: token.jti },
-          create: { jti: token.jti, userId: token.user_id, expiresAt },
-          update: {},
-        });
-        // Inside the transaction: if Redis refuses, PostgreSQL rolls back too.
+      return prisma.$transaction(async (tx) => {
+        // ON CONFLICT DO NOTHING: the row lock makes concurrent revocations of
+        // one jti queue up, and only the first inserts.
+        const inserted = await tx.$queryRaw<{ jti: string }[]>`
+          INSERT INTO revoked_tokens (jti, user_id, expires_at) VALUES (${token.jti}, ${token.user_id}, ${expiresAt})
+          ON CONFLICT (jti) DO NOTHING RETURNING jti`;
         await redis.set(jtiKey(token.jti), "1", "PXAT", expiresAt.getTime());
+        return inserted.length === 1;
       });
     },
 

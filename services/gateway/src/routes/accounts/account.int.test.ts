@@ -84,6 +84,16 @@ describe("accounts", () => {
     expectJsonError(await h.http.post("/api/refreshToken").set(bearer(token)), 401);
   });
 
+  it("concurrent refreshes (and logouts) of one token: exactly one succeeds, the rest 401, none 503", async () => {
+    for (let round = 0; round < 3; round++) {
+      const { token } = await h.register();
+      const refreshes = await Promise.all(Array.from({ length: 12 }, () => h.http.post("/api/refreshToken").set(bearer(token))));
+      expect(refreshes.map((r) => r.status).sort()).toEqual([200, ...Array<number>(11).fill(401)]);
+      const logouts = await Promise.all(Array.from({ length: 6 }, () => h.http.post("/api/logout").set(bearer(refreshes.find((r) => r.status === 200)?.body.token as string))));
+      expect(logouts.map((r) => r.status).sort()).toEqual([204, ...Array<number>(5).fill(401)]);
+    }
+  });
+
   it("changePassword: wrong old 401, policy 400, success revokes every earlier token", async () => {
     const { token, email } = await h.register();
     const login = async (password: string) => h.http.post("/api/login").send({ email, password });

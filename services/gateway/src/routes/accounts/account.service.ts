@@ -78,12 +78,13 @@ export function createAccountService(deps: GatewayDeps): AccountService {
     async refresh(token) {
       const user = await findUserById(prisma, token.user_id);
       if (!user) throw unauthorized("Invalid token");
-      await revocation.revokeToken(token).catch(revocationFailed);
+      // Refreshing one token twice at once must not mint two successors.
+      if (!(await revocation.revokeToken(token).catch(revocationFailed))) throw unauthorized("Token revoked");
       return issue(user.id, roleOf(user.role));
     },
 
     async logout(token) {
-      await revocation.revokeToken(token).catch(revocationFailed);
+      if (!(await revocation.revokeToken(token).catch(revocationFailed))) throw unauthorized("Token revoked");
     },
 
     async changePassword(token, oldPassword, newPassword) {
