@@ -105,6 +105,21 @@ describe("npm start on a fresh clone", () => {
     const me = await fetch(`${base}/api/checkLogin`, { headers: { authorization: `Bearer ${token}` } });
     expect(await me.json()).toEqual({ user_id: expect.any(Number), role: "admin" });
 
+    // The admin CLI finds the running embedded servers through DATA_DIR alone.
+    const cli = spawnSync("npm", ["run", "--silent", "admin", "--", "create", "--email", "ops@example.com", "--password", credentials.password], {
+      cwd: clone,
+      env: { ...env, PORT: undefined },
+      encoding: "utf8",
+      timeout: 120_000,
+    });
+    expect([cli.status, cli.stderr]).toEqual([0, expect.any(String)]);
+    const opsLogin = await fetch(`${base}/api/login`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: "ops@example.com", password: credentials.password }),
+    });
+    expect(await opsLogin.json()).toEqual({ token: expect.any(String), role: "admin" });
+
     // The embedded servers are children of this run.
     expect((await processesMentioning(dir)).some((line) => /postgres|redis-server/.test(line))).toBe(true);
 

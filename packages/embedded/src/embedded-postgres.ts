@@ -228,6 +228,21 @@ async function ensureDatabase(server: EmbeddedPostgresServer, name: string): Pro
  * are cleared first. If this process dies abruptly, a watchdog process stops
  * the cluster.
  */
+/**
+ * The URL of the embedded PostgreSQL that `startEmbeddedPostgres` keeps under
+ * `dataDir`, from its state file; undefined when none was ever started there.
+ * Lets tools (the admin CLI) reach the database of a running `npm start`.
+ */
+export async function embeddedPostgresUrl(dataDir: string): Promise<string | undefined> {
+  const statePath = join(dataDir, "postgres.json");
+  const state = parsePostgresState(await readStateFile(statePath), statePath);
+  return state?.initialised ? postgresUrl(state) : undefined;
+}
+
+function postgresUrl(state: PostgresState): string {
+  return `postgresql://${SUPERUSER}:${encodeURIComponent(state.password)}@127.0.0.1:${state.port}/${DATABASE_NAME}`;
+}
+
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgresHandle> {
   const logger = options.logger ?? silentLogger;
   const startTimeoutMs = options.startTimeoutMs ?? 120_000;
@@ -368,7 +383,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
 
   logger.info("embedded PostgreSQL started", { port: state.port, pid: postmasterPid, clusterDir });
   return {
-    databaseUrl: `postgresql://${SUPERUSER}:${encodeURIComponent(state.password)}@127.0.0.1:${state.port}/${DATABASE_NAME}`,
+    databaseUrl: postgresUrl(state),
     stop,
   };
 }

@@ -1,5 +1,5 @@
-export { startEmbeddedPostgres } from "./embedded-postgres.js";
+export { embeddedPostgresUrl, startEmbeddedPostgres } from "./embedded-postgres.js";
 export type { EmbeddedPostgresHandle, EmbeddedPostgresOptions } from "./embedded-postgres.js";
-export { REDIS_SERVER_MISSING_MESSAGE, startLocalRedis } from "./local-redis.js";
+export { localRedisUrl, REDIS_SERVER_MISSING_MESSAGE, startLocalRedis } from "./local-redis.js";
 export type { LocalRedisHandle, LocalRedisOptions } from "./local-redis.js";
 export type { EmbeddedLogger } from "./embedded-logger.js";

@@ -172,6 +172,20 @@ async function spawnRedis(command: string, configPath: string, redisDir: string)
  * abruptly, a watchdog process shuts Redis down.
  * @throws when redis-server is missing, with a message that says how to get one.
  */
+/**
+ * The URL of the redis-server that `startLocalRedis` keeps under `dataDir`,
+ * from its state file; undefined when none was ever started there.
+ */
+function redisUrl(port: number, password: string): string {
+  return `redis://:${encodeURIComponent(password)}@127.0.0.1:${port}`;
+}
+
+export async function localRedisUrl(dataDir: string): Promise<string | undefined> {
+  const statePath = join(dataDir, "redis.json");
+  const state = parseRedisState(await readStateFile(statePath), statePath);
+  return state ? redisUrl(state.port, state.password) : undefined;
+}
+
 export async function startLocalRedis(options: LocalRedisOptions): Promise<LocalRedisHandle> {
   const logger = options.logger ?? silentLogger;
   const command = options.redisServerCommand ?? "redis-server";
@@ -259,5 +273,5 @@ export async function startLocalRedis(options: LocalRedisOptions): Promise<Local
   }
 
   logger.info("local Redis started", { port, pid, redisDir });
-  return { redisUrl: `redis://:${password}@127.0.0.1:${port}`, stop };
+  return { redisUrl: redisUrl(port, password), stop };
 }

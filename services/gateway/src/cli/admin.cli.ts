@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
+import path from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError } from "@roost/config";
+import { embeddedPostgresUrl, localRedisUrl } from "@roost/embedded";
 import { createDatabase, migrate } from "@roost/db";
 import { createLogger, createMetrics } from "@roost/observability";
 import { createRedisConnection } from "@roost/queue";
@@ -57,18 +59,25 @@ function parseCommand(argv: string[]): Command {
   throw new UsageError(name ? `unknown command: ${name}` : "a command is required");
 }
 
-/** Where the database is: DATABASE_URL; the embedded default is only reachable through it. */
-function databaseUrlOf(config: GatewayConfig): string {
+/**
+ * Where the database is: DATABASE_URL, else the embedded PostgreSQL that
+ * `npm start` keeps under DATA_DIR (it must be running).
+ */
+async function databaseUrlOf(config: GatewayConfig): Promise<string> {
   if (config.DATABASE_URL) return config.DATABASE_URL;
+  const embedded = await embeddedPostgresUrl(path.resolve(config.DATA_DIR));
+  if (embedded) return embedded;
   throw new AdminCommandError(
-    "DATABASE_URL is not set. The admin CLI works on the database the gateway uses: set DATABASE_URL (and REDIS_URL) to the same values as the running instance.",
+    `DATABASE_URL is not set and no embedded PostgreSQL was ever started in DATA_DIR (${config.DATA_DIR}): start Roost once with npm start, or set DATABASE_URL (and REDIS_URL) to the values of the running instance.`,
   );
 }
 
-function redisUrlOf(config: GatewayConfig): string {
+async function redisUrlOf(config: GatewayConfig): Promise<string> {
   if (config.REDIS_URL) return config.REDIS_URL;
+  const local = await localRedisUrl(path.resolve(config.DATA_DIR));
+  if (local) return local;
   throw new AdminCommandError(
-    "REDIS_URL is not set. The admin CLI needs the instance's Redis (promotion revokes sessions there): set REDIS_URL to the same value as the running instance.",
+    `REDIS_URL is not set and no local redis-server was ever started in DATA_DIR (${config.DATA_DIR}): start Roost with npm start, or set REDIS_URL to the value of the running instance (promotion revokes sessions there).`,
   );
 }
 
@@ -78,7 +87,7 @@ async function assertRedisReachable(url: string): Promise<void> {
     await probe.connect();
     await probe.ping();
   } catch (error) {
-    throw new AdminCommandError(`cannot reach Redis at REDIS_URL: ${error instanceof Error ? error.message : String(error)}`);
+    throw new AdminCommandError(`cannot reach Redis (is Roost running?): ${error instanceof Error ? error.message : String(error)}`);
   } finally {
     probe.disconnect();
   }
@@ -86,13 +95,13 @@ async function assertRedisReachable(url: string): Promise<void> {
 
 async function run(command: Command): Promise<string> {
   const config = gatewayConfigFromEnv();
-  const databaseUrl = databaseUrlOf(config);
-  const redisUrl = redisUrlOf(config);
+  const databaseUrl = await databaseUrlOf(config);
+  const redisUrl = await redisUrlOf(config);
   await assertRedisReachable(redisUrl);
   try {
     await migrate(databaseUrl);
   } catch (error) {
-    throw new AdminCommandError(`cannot prepare the database at DATABASE_URL: ${error instanceof Error ? error.message : String(error)}`);
+    throw new AdminCommandError(`cannot prepare the database (is Roost running?): ${error instanceof Error ? error.message : String(error)}`);
   }
   const logger = createLogger({ level: "warn", stream: process.stderr });
   const db = createDatabase({ databaseUrl, applicationName: "roost-admin-cli", maxConnections: 2 });
