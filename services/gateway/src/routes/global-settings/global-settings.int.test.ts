@@ -37,6 +37,30 @@ describe("global settings", () => {
     }
   });
 
+  it("removes every user's judges and scrape sources that a newly blacklisted domain blocks", async () => {
+    const asUser = { Authorization: `Bearer ${user}` };
+    const judges = [
+      { url: "http://judge.good.example/", regex: "default" },
+      { url: "http://j.badsite.org/azenv", regex: "default" },
+      { url: "https://badsite.org/", regex: "default" },
+    ];
+    expect((await h.http.post("/api/user/settings").set(asUser).send({ judges })).status).toBe(200);
+    const userId = (await h.http.get("/api/checkLogin").set(asUser)).body.user_id as number;
+    await h.db.prisma.scrapeSource.createMany({
+      data: [
+        { userId, url: "https://lists.badsite.org/http.txt" },
+        { userId, url: "https://notbadsite.org/http.txt" },
+      ],
+    });
+
+    const saved = await h.http.post("/api/saveSettings").set(asAdmin()).send({ website_blacklist: ["badsite.org"] });
+    expect(saved.status).toBe(200);
+
+    const settings = await h.http.get("/api/user/settings").set(asUser);
+    expect(settings.body.judges).toEqual([{ url: "http://judge.good.example/", regex: "default" }]);
+    expect(settings.body.scraping_sources).toEqual(["https://notbadsite.org/http.txt"]);
+  });
+
   it("serves the documented defaults before anything was saved", async () => {
     const res = await h.http.get("/api/global/settings").set(asAdmin());
     expect(res.status).toBe(200);

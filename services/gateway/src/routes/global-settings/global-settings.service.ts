@@ -1,5 +1,8 @@
 import { findBlockedUrls, hasBlockedUrls, type GlobalConfig, type GlobalConfigStore } from "@roost/global-config";
+import type { Database } from "@roost/db";
+import type { Logger } from "@roost/observability";
 import { badRequest } from "../../http/http-error.js";
+import { removeBlacklistedUserUrls } from "./blacklist-cleanup.repository.js";
 
 /** At most this many validation problems are named in one 400. */
 const MAX_REPORTED_ISSUES = 5;
@@ -10,18 +13,28 @@ export interface GlobalSettingsService {
    * Deep-merges `patch` into the stored config (omitted keys keep their
    * values) and broadcasts it. 400 for unknown keys, wrong types or ranges,
    * and for URLs the merged config's own website blacklist blocks; a refused
-   * save changes nothing.
+   * save changes nothing. When the blacklist grew, every user's judges and
+   * scrape sources it now blocks are removed before this resolves.
    */
   save(patch: unknown): Promise<void>;
 }
 
-export function createGlobalSettingsService(deps: { globalConfig: GlobalConfigStore }): GlobalSettingsService {
+export function createGlobalSettingsService(deps: {
+  globalConfig: GlobalConfigStore;
+  db: Database;
+  logger: Logger;
+}): GlobalSettingsService {
   return {
     read: () => deps.globalConfig.current(),
 
     async save(patch) {
       const result = await deps.globalConfig.update(patch, refuseBlockedUrls);
       if (!result.ok) throw badRequest(result.issues.slice(0, MAX_REPORTED_ISSUES).join("; "));
+      const previous = new Set(result.previous.website_blacklist);
+      if (result.config.website_blacklist.some((entry) => !previous.has(entry))) {
+        const removed = await removeBlacklistedUserUrls(deps.db.pool, result.config.website_blacklist);
+        deps.logger.info("website blacklist applied to user judges and sources", { ...removed });
+      }
     },
   };
 }
