@@ -193,6 +193,20 @@ describe("delete and export", () => {
       expect(csv[3]).toBe("");
     });
 
+    it("writes each json object exactly as JSON.stringify would (escapes included)", async () => {
+      // The json objects are built by PostgreSQL (to_json); they must be byte for byte what JavaScript writes.
+      const password = 'q"b\\s\u0001t\tn\nu\u00e9\u2028\ud83d\ude00/<>';
+      const tricky = await insertProxy(h.db.pool, userId, { ip: "8.8.8.9", port: 9, username: "\u007f~", password, reputationLabel: "good", reputationScore: 0.1 });
+      const text = await exportText({ outputFormat: "json", proxies: [ids.multi, ids.deadHint, tricky] });
+      const lines = text.split("\n");
+      expect(lines[0]).toBe("[");
+      expect(lines.slice(-2)).toEqual(["]", ""]);
+      const objects = lines.slice(1, -2).map((line, i, all) => (i < all.length - 1 ? line.replace(/,$/, "") : line));
+      expect(objects).toHaveLength(3);
+      for (const line of objects) expect(line).toBe(JSON.stringify(JSON.parse(line)));
+      expect(JSON.parse(objects[2] ?? "null")).toMatchObject({ id: tricky, username: "\u007f~", password, reputation_score: 0.1 });
+    });
+
     it("exports only the caller's proxies", async () => {
       expect(await exportText({}, other)).toBe("7.7.7.1:8080\n7.7.7.2:8080\n");
     });

@@ -1,4 +1,5 @@
 import { startGatewayHarness, type GatewayHarness } from "../../test-support/gateway.harness.js";
+import { listProxies, parseProxyFilters } from "./proxy-query.service.js";
 import {
   insertProtocolStatus,
   insertProxy,
@@ -55,6 +56,17 @@ describe("proxy list, filters, detail and statistics", () => {
   });
   afterAll(async () => {
     await h.close();
+  });
+
+  it("sends the bytes JSON.stringify gives for listProxies (the REST page is built as text)", async () => {
+    // One statement and no intermediate objects on the REST side; GraphQL builds the objects. Same answer either way.
+    for (const [query, page, pageSize] of [["", 1, 40], ["", 2, 2], ["", 9, 40], ["status=alive", 1, 2], ["country=us", 1, 40], ["reputation=poor", 1, 1], ["search=8.8", 2, 1]] as const) {
+      const res = await get(`/api/getProxyPage/${page}?pageSize=${pageSize}${query ? `&${query}` : ""}`);
+      expect(res.status).toBe(200);
+      expect(res.headers["content-type"]).toBe("application/json; charset=utf-8");
+      const filters = parseProxyFilters(Object.fromEntries(new URLSearchParams(query)));
+      expect(res.text).toBe(JSON.stringify(await listProxies(h.deps.db, userId, filters, page, pageSize)));
+    }
   });
 
   it("lists rows with the contract's fields in id order", async () => {

@@ -15,7 +15,7 @@ import {
   getProxyDetail,
   getStatisticDetail,
   listFilterValues,
-  listProxies,
+  listProxiesJson,
   listStatistics,
   parsePage,
   parsePageSize,
@@ -150,7 +150,8 @@ export function proxiesRouter(deps: GatewayDeps, { auth }: Guards): Router {
       pageSize: parsePageSize(req.query.pageSize),
       filters: parseProxyFilters(req.query),
     }));
-    res.json(await listProxies(db, authOf(req).userId, filters, page, pageSize));
+    // The page as JSON text, built without intermediate objects: the body res.json(listProxies(...)) would send.
+    res.type("json").send(await listProxiesJson(db, authOf(req).userId, filters, page, pageSize));
   });
 
   router.get("/proxyFilters", auth, async (req, res) => {

@@ -152,6 +152,7 @@ export const EXPORT_COLUMNS = [
   "reputation_score",
 ] as const;
 
+/** The json format's object; the export builds the same text in SQL (proxy-export.service.ts, JSON_HEAD_SQL). */
 export function jsonObject(row: ExportRow): string {
   return JSON.stringify({
     id: row.id,

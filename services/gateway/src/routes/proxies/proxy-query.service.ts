@@ -7,6 +7,8 @@ import {
   selectFilterValues,
   selectProxyDetail,
   selectProxyPage,
+  selectProxyPageTuples,
+  type ProxyPageRow,
   selectStatistic,
   selectStatistics,
   type FilterValues,
@@ -117,6 +119,37 @@ export async function listProxies(db: ProxyDb, userId: number, filters: ProxyFil
     countMatchingProxies(db.pool, userId, filters),
   ]);
   return { proxies: rows.map(toListItem), total };
+}
+
+/** `protocols` as JSON text, indexed by the bitmask. */
+const PROTOCOLS_JSON = Array.from({ length: 16 }, (_, mask) => JSON.stringify(protocolsOfMask(mask)));
+const str = JSON.stringify;
+
+/** `toListItem(row)` serialised, without building the object (same keys, order and values). */
+function listItemJson(row: ProxyPageRow): string {
+  const [id, ip, port, mask, type, responseTime, country, anonymity, alive, latestCheck, label, score] = row;
+  return (
+    `{"id":${id},"ip":${str(ip)},"port":${port},"protocols":${PROTOCOLS_JSON[mask & 15] ?? "[]"},"estimated_type":${str(type)},` +
+    `"response_time":${responseTime},"country":${str(country)},"anonymity_level":${str(anonymity)},"alive":${alive},` +
+    `"latest_check":${latestCheck === null ? "null" : str(latestCheck)},"reputation":{"overall":{"kind":"overall","score":${str(score)},"label":${str(label)}}}}`
+  );
+}
+
+/**
+ * The same page as `listProxies`, as the JSON text of `{proxies, total}`
+ * (the REST list's hot path: page and total in one statement, no
+ * intermediate objects; GraphQL keeps `listProxies`).
+ */
+export async function listProxiesJson(db: ProxyDb, userId: number, filters: ProxyFilters, page: number, pageSize: number): Promise<string> {
+  const size = Math.min(Math.max(1, Math.floor(pageSize)), MAX_PAGE_SIZE);
+  const offset = (Math.max(1, Math.floor(page)) - 1) * size;
+  const { rows, total } = await selectProxyPageTuples(db.pool, userId, filters, size, offset);
+  let body = '{"proxies":[';
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i];
+    if (row) body += (i === 0 ? "" : ",") + listItemJson(row);
+  }
+  return `${body}],"total":${total}}`;
 }
 
 /** Every proxy of the user (GET /api/getProxyCount). */

@@ -43,6 +43,90 @@ export async function selectProxyPage(pool: SqlPool, userId: number, filters: Pr
   return rows;
 }
 
+/**
+ * A list row as `selectProxyPageTuples` returns it: the ProxyRow columns in
+ * that order, `latest_check` already formatted like toISOString() (or null).
+ */
+export type ProxyRowTuple = [
+  id: number,
+  ip: string,
+  port: number,
+  aliveProtocols: number,
+  estimatedType: string,
+  responseTime: number,
+  country: string,
+  anonymityLevel: string,
+  alive: boolean,
+  latestCheck: string | null,
+  reputationLabel: string,
+  reputationScore: number,
+];
+
+const TUPLE_COLUMNS = `p.id, p.ip, p.port, p.alive_protocols, p.estimated_type, p.response_time, p.country, p.anonymity_level, p.alive,
+  to_char(p.latest_check AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), p.reputation_label, p.reputation_score`;
+
+/** A page row plus the counters' total (as text; null when a count(*) gives it) and the number of counter rows summed for it. */
+export type ProxyPageRow = [...ProxyRowTuple, total: string | null, counterRows: number];
+
+/**
+ * One page and its total in one statement (one round trip to PostgreSQL per
+ * request instead of two), rows as arrays with the timestamp formatted by
+ * SQL: at 16 concurrent clients on a small machine the fixed per-request
+ * cost is most of a cheap page's latency (docs/benchmarks.md). Same rows,
+ * order and total as `selectProxyPage` + `countMatchingProxies`. Totals the
+ * counters hold ride along in the page's statement; a count(*) runs beside
+ * it on a second connection; a page past the end has no row to carry the
+ * total, so it is counted on its own.
+ */
+export async function selectProxyPageTuples(
+  pool: SqlPool,
+  userId: number,
+  filters: ProxyFilters,
+  limit: number,
+  offset: number,
+): Promise<{ rows: ProxyPageRow[]; total: number }> {
+  const where = buildProxyWhere(userId, filters, "p", 3);
+  const params: unknown[] = [limit, offset, ...where.params];
+  const next = (value: unknown): string => {
+    params.push(value);
+    return `$${params.length}`;
+  };
+  const counter = totalFromCounters(filters);
+  // A count(*) total (tens of ms at 1M rows) runs beside the page on a second connection, as before.
+  let total = `(SELECT NULL::text AS total, 0 AS row_count)`;
+  if (counter) {
+    const keys = next(counter.keys);
+    total = `(SELECT COALESCE(sum(delta) FILTER (WHERE ${keys}::text[] IS NULL OR value = ANY(${keys}::text[])), 0) AS total, count(*)::int AS row_count
+                FROM user_proxy_counts WHERE user_id = $3 AND dimension = ${next(counter.dimension)})`;
+  }
+  const counted = counter ? null : countMatchingProxies(pool, userId, filters);
+  counted?.catch(() => undefined);
+  const { rows } = await pool.query<ProxyPageRow>({
+    // The unfiltered page (most requests) is a prepared statement: parsed once per connection.
+    name: isUnfiltered(filters) ? "roost_proxy_page_unfiltered" : undefined,
+    text: `SELECT ${TUPLE_COLUMNS}, c.total::text, c.row_count
+       FROM (SELECT p.id FROM proxies p WHERE ${where.text} ORDER BY p.id LIMIT $1 OFFSET $2) page
+       JOIN proxies p ON p.id = page.id
+       CROSS JOIN ${total} c
+      ORDER BY p.id`,
+    values: params,
+    rowMode: "array",
+  });
+  if (counted) return { rows, total: await counted };
+  const first = rows[0];
+  if (!first) return { rows, total: await countMatchingProxies(pool, userId, filters) };
+  if (first[13] > FOLD_THRESHOLD) await foldUserCounters(pool, userId);
+  return { rows, total: Number(first[12]) };
+}
+
+/** Which counters hold the total of these filters, or null when only a count(*) has it. */
+function totalFromCounters(filters: ProxyFilters): { dimension: "country" | "reputation"; keys: string[] | null } | null {
+  if (isUnfiltered(filters)) return { dimension: "country", keys: null };
+  if (isUnfiltered({ ...filters, countries: [] })) return { dimension: "country", keys: filters.countries };
+  if (isUnfiltered({ ...filters, reputation: [] })) return { dimension: "reputation", keys: filters.reputation };
+  return null;
+}
+
 /** Rows matching the filters; unfiltered and single-dimension counts come from the per-user counters. */
 export async function countMatchingProxies(pool: SqlPool, userId: number, filters: ProxyFilters): Promise<number> {
   if (isUnfiltered(filters)) return countUserProxies(pool, userId);
