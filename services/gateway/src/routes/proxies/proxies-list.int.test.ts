@@ -23,7 +23,7 @@ describe("proxy list, filters, detail and statistics", () => {
   const ids: Record<string, number> = {};
 
   const get = (path: string, as = token) => h.http.get(path).set("Authorization", `Bearer ${as}`);
-  const list = async (query: string, page = 1): Promise<ListBody> => {
+  const list = async (query: string, page: number | string = 1): Promise<ListBody> => {
     const res = await get(`/api/getProxyPage/${page}${query ? `?${query}` : ""}`);
     expect(res.status).toBe(200);
     return res.body as ListBody;
@@ -154,6 +154,11 @@ describe("proxy list, filters, detail and statistics", () => {
       expect(ids100).toEqual([...ids100].sort((x, y) => x - y));
       expect(await list("country=NL", 4)).toEqual({ proxies: [], total: 120 });
       expect(await list("country=NL", 99999)).toEqual({ proxies: [], total: 120 });
+      // Pages and sizes of any length are numbers too: past the end, and clamped.
+      expect(await list("country=NL", "1000000000")).toEqual({ proxies: [], total: 120 });
+      expect(await list("country=NL", "9".repeat(40))).toEqual({ proxies: [], total: 120 });
+      expect(await list("", 99999)).toEqual({ proxies: [], total: 125 });
+      expect((await list("country=NL&pageSize=1000000000000000")).proxies).toHaveLength(100);
       const all = await list("pageSize=100", 2);
       expect(all.total).toBe(125);
       expect(all.proxies).toHaveLength(25);

@@ -66,10 +66,13 @@ export interface ProxyPage {
   total: number;
 }
 
-/** `{page}` of the path: a positive integer, else ProxyFilterError. */
+const MAX_PAGE = 2_147_483_647;
+
+/** `{page}` of the path: a positive integer (any size), else ProxyFilterError. */
 export function parsePage(raw: unknown): number {
-  if (typeof raw !== "string" || !/^\d{1,9}$/.test(raw) || Number(raw) < 1) throw new ProxyFilterError("page must be a positive integer");
-  return Number(raw);
+  if (typeof raw !== "string" || !/^\d{1,400}$/.test(raw) || Number(raw) < 1) throw new ProxyFilterError("page must be a positive integer");
+  // Any page past 2^31 - 1 is past the end of any list (ids are 32-bit): same answer, safe offset.
+  return Math.min(Number(raw), MAX_PAGE);
 }
 
 /** `pageSize`: default 40, a positive integer, clamped to 100. */
@@ -84,7 +87,7 @@ export function parseStatisticsLimit(raw: unknown): number {
 
 function positiveClamped(name: string, raw: unknown, fallback: number, max: number): number {
   if (raw === undefined) return fallback;
-  if (typeof raw !== "string" || !/^\d{1,12}$/.test(raw) || Number(raw) < 1) throw new ProxyFilterError(`${name} must be a positive integer`);
+  if (typeof raw !== "string" || !/^\d{1,400}$/.test(raw) || Number(raw) < 1) throw new ProxyFilterError(`${name} must be a positive integer`);
   return Math.min(Number(raw), max);
 }
 
