@@ -6,6 +6,7 @@ import { requireAdmin, requireAuth } from "./http/auth.middleware.js";
 import { trustProxyPredicate } from "./http/client-ip.js";
 import { errorHandler, notFoundHandler } from "./http/error-handler.js";
 import type { Guards } from "./http/guards.js";
+import { requireJsonOrMultipart } from "./http/content-type.middleware.js";
 import { httpMetrics } from "./http/metrics.middleware.js";
 import { rejectNulBytes } from "./http/nul-guard.js";
 import { requestId } from "./http/request-id.middleware.js";
@@ -46,6 +47,7 @@ export function createApp(deps: GatewayDeps): express.Express {
   // Before the /api JSON parser: GraphQL parses its own body (413 rule).
   app.use("/api", graphqlRouter(deps, guards));
   const api = Router();
+  api.use(requireJsonOrMultipart);
   api.use(express.json({ limit: deps.config.API_JSON_MAX_BODY_BYTES, strict: true }));
   api.use(rejectNulBytes);
   api.use(publicAccountRouter(deps));

@@ -130,6 +130,18 @@ describe("HTTP pipeline", () => {
     }
   });
 
+  it("answers a body that is neither JSON nor multipart with a 400 that says what to send", async () => {
+    for (const [type, body] of [
+      ["application/x-www-form-urlencoded", "email=a@example.com&password=x"],
+      ["text/plain", '{"email":"a@example.com","password":"Correct-Horse-42"}'],
+    ] as const) {
+      const res = await h.http.post("/api/login").set("Content-Type", type).send(body);
+      expect([type, res.status, res.body]).toEqual([type, 400, { error: expect.stringMatching(/Content-Type: application\/json/) }]);
+    }
+    // Bodiless requests and JSON pass as before.
+    expect((await h.http.post("/api/login").send({ email: "a@example.com", password: "Wrong-Password-1" })).status).toBe(401);
+  });
+
   it("stop() lets an in-flight request finish while refusing new connections", async () => {
     const { port } = await h.service.start();
     const body = JSON.stringify({ email: "nobody@example.com", password: "Wrong-Password-1" });
