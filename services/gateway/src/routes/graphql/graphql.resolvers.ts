@@ -1,6 +1,4 @@
 import { GraphQLError } from "graphql";
-import { isBlockedUrl } from "@roost/global-config";
-import { zodMessage } from "../../http/validation.js";
 import { getDashboardInfo } from "../dashboard/dashboard.service.js";
 import {
   countProxies,
@@ -15,8 +13,9 @@ import {
   type ProxyDetail,
   type ProxyStatistic,
 } from "../proxies/proxy-query.service.js";
-import { readSettings, updateSettings } from "../user-settings/user-settings.repository.js";
-import { userSettingsUpdateSchema, type UserSettingsView } from "../user-settings/user-settings.schema.js";
+import { readSettings } from "../user-settings/user-settings.repository.js";
+import type { UserSettingsView } from "../user-settings/user-settings.schema.js";
+import { saveUserSettings } from "../user-settings/user-settings.service.js";
 import type { GraphqlContext } from "./graphql.context.js";
 import { SafeIntScalar } from "./graphql.scalars.js";
 
@@ -116,14 +115,8 @@ export const resolvers = {
     /** POST /api/user/settings' rules: zod ranges, then the website blacklist on judge URLs. */
     async updateUserSettings(_parent: unknown, args: { input: unknown }, context: GraphqlContext): Promise<UserSettingsView> {
       const { deps, auth } = context;
-      const parsed = userSettingsUpdateSchema.safeParse(args.input);
-      if (!parsed.success) throw badInput(zodMessage(parsed.error));
-      const blacklist = deps.globalConfig.current().website_blacklist;
-      const blocked = (parsed.data.judges ?? []).filter((j) => isBlockedUrl(j.url, blacklist)).map((j) => j.url);
-      if (blocked.length > 0) {
-        throw badInput("Judge URLs are blocked by the website blacklist", { blocked_judges: blocked, website_blacklist: blacklist });
-      }
-      await deps.db.prisma.$transaction((tx) => updateSettings(tx, auth.userId, parsed.data));
+      const rejection = await saveUserSettings(deps, auth.userId, args.input);
+      if (rejection) throw badInput(rejection.message, rejection.extra);
       return settingsOf(context);
     },
   },

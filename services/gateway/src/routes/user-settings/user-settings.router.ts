@@ -1,14 +1,12 @@
 import { Router } from "express";
-import { isBlockedUrl } from "@roost/global-config";
 import type { GatewayDeps } from "../../gateway.deps.js";
 import { authOf } from "../../http/auth.middleware.js";
 import type { Guards } from "../../http/guards.js";
 import { badRequest, notFound } from "../../http/http-error.js";
-import { zodMessage } from "../../http/validation.js";
-import { readSettings, updateSettings } from "./user-settings.repository.js";
-import { userSettingsUpdateSchema } from "./user-settings.schema.js";
+import { readSettings } from "./user-settings.repository.js";
+import { saveUserSettings } from "./user-settings.service.js";
 
-/** GET/POST /api/user/settings and GET /api/user/role . */
+/** GET/POST /api/user/settings and GET /api/user/role. */
 export function userSettingsRouter(deps: GatewayDeps, { auth }: Guards): Router {
   const router = Router();
   const { prisma } = deps.db;
@@ -22,15 +20,8 @@ export function userSettingsRouter(deps: GatewayDeps, { auth }: Guards): Router 
   router.post("/user/settings", auth, async (req, res) => {
     const body: unknown = req.body;
     if (typeof body !== "object" || body === null || Array.isArray(body)) throw badRequest("Expected a JSON object");
-    const parsed = userSettingsUpdateSchema.safeParse(body);
-    if (!parsed.success) throw badRequest(zodMessage(parsed.error));
-    const blacklist = deps.globalConfig.current().website_blacklist;
-    const blocked = (parsed.data.judges ?? []).filter((j) => isBlockedUrl(j.url, blacklist)).map((j) => j.url);
-    if (blocked.length > 0) {
-      throw badRequest("Judge URLs are blocked by the website blacklist", { blocked_judges: blocked, website_blacklist: blacklist });
-    }
-    const { userId } = authOf(req);
-    await prisma.$transaction((tx) => updateSettings(tx, userId, parsed.data));
+    const rejection = await saveUserSettings(deps, authOf(req).userId, body);
+    if (rejection) throw badRequest(rejection.message, rejection.extra);
     res.json({ message: "Settings saved." });
   });
 
