@@ -23,8 +23,11 @@ function bodyEmail(req: Request): string | null {
   return typeof email === "string" && email.trim() !== "" ? normalizeEmail(email) : null;
 }
 
-/** Public account routes (register, login). */
-export function publicAccountRouter(deps: GatewayDeps): Router {
+/**
+ * Account routes: register and login are public, the rest need a token. One
+ * service instance serves both (it prepares a dummy password hash once).
+ */
+export function accountRouter(deps: GatewayDeps, { auth }: Guards): Router {
   const router = Router();
   const service = createAccountService(deps);
   const limits: RateLimitDeps = { redis: deps.redis, prefix: `${deps.config.QUEUE_PREFIX}:`, metrics: deps.metrics, logger: deps.logger };
@@ -59,14 +62,6 @@ export function publicAccountRouter(deps: GatewayDeps): Router {
     const { email, password } = parse(credentialsSchema, req);
     res.json(await service.login(email, password));
   });
-
-  return router;
-}
-
-/** Account routes behind requireAuth. */
-export function accountRouter(deps: GatewayDeps, { auth }: Guards): Router {
-  const router = Router();
-  const service = createAccountService(deps);
 
   router.post("/refreshToken", auth, async (req, res) => {
     res.json(await service.refresh(authOf(req).token));
