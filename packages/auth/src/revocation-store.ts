@@ -30,6 +30,13 @@ export interface RevocationStore {
   userCutoffMs(db: DbHandle, userId: number): Promise<number | null>;
   /** Loads every live revocation from PostgreSQL into Redis. */
   reseed(): Promise<void>;
+  /**
+   * Subscribes to revocation broadcasts, which turns on the in-process answer
+   * cache (fail-open mode with a subscriber only). Without it every check
+   * asks Redis.
+   */
+  start(): Promise<void>;
+  stop(): Promise<void>;
 }
 
 export interface RevocationStoreOptions {
@@ -40,6 +47,87 @@ export interface RevocationStoreOptions {
   failOpen: boolean;
   /** Longest token lifetime, so revocation keys can expire when no token can be older. */
   maxTokenTtlMinutes: number;
+  /**
+   * A dedicated connection for SUBSCRIBE (it may be shared with other
+   * subscribers: messages are told apart by channel). With it, and only in
+   * fail-open mode, answers are cached in-process (see `cacheTtlMs`).
+   */
+  subscriber?: Redis;
+  /**
+   * How long a "not revoked" answer may be reused without asking Redis, in
+   * milliseconds; 0 turns the cache off. Revocations made anywhere are
+   * broadcast and applied at once; the TTL only bounds how long a missed
+   * broadcast could go unnoticed. Default 5000.
+   */
+  cacheTtlMs?: number;
+}
+
+/** Entries of each answer cache before it is emptied (bounds memory, not correctness). */
+const CACHE_MAX_ENTRIES = 100_000;
+
+/** A revocation broadcast: one token, or a user's cutoff. */
+type RevocationMessage = { jti: string } | { userId: number; cutoffMs: number };
+
+function parseMessage(text: string): RevocationMessage | null {
+  try {
+    const value = JSON.parse(text) as Record<string, unknown>;
+    if (typeof value.jti === "string") return { jti: value.jti };
+    if (typeof value.userId === "number" && typeof value.cutoffMs === "number") return { userId: value.userId, cutoffMs: value.cutoffMs };
+  } catch {
+    // Not ours or garbled: ignored (the TTL still bounds staleness).
+  }
+  return null;
+}
+
+/**
+ * What Redis said about tokens and users, reused for `ttlMs` while the
+ * broadcast subscription is live. A broadcast revocation is applied at
+ * once; any doubt (subscription lost, cache full) empties it. `epoch` moves
+ * on every change, so an answer read from Redis before a revocation arrived
+ * is not cached after it.
+ */
+class AnswerCache {
+  private readonly jtis = new Map<string, { revoked: boolean; at: number }>();
+  private readonly cutoffs = new Map<number, { cutoffMs: number | null; at: number }>();
+  epoch = 0;
+  live = false;
+
+  constructor(private readonly ttlMs: number) {}
+
+  /** The cached answer, or undefined when Redis must be asked. */
+  lookup(token: VerifiedToken, now: number): boolean | undefined {
+    if (!this.live) return undefined;
+    const jti = this.jtis.get(token.jti);
+    if (jti?.revoked) return true;
+    const cutoff = this.cutoffs.get(token.user_id);
+    if (!jti || !cutoff || now - jti.at >= this.ttlMs || now - cutoff.at >= this.ttlMs) return undefined;
+    return cutoff.cutoffMs !== null && token.issuedAtMs <= cutoff.cutoffMs;
+  }
+
+  /** Stores what Redis answered, unless something changed since the question was sent. */
+  remember(token: VerifiedToken, jtiRevoked: boolean, cutoffMs: number | null, askedAtEpoch: number, now: number): void {
+    if (!this.live || askedAtEpoch !== this.epoch) return;
+    if (this.jtis.size >= CACHE_MAX_ENTRIES || this.cutoffs.size >= CACHE_MAX_ENTRIES) this.clear();
+    this.jtis.set(token.jti, { revoked: jtiRevoked, at: now });
+    this.cutoffs.set(token.user_id, { cutoffMs, at: now });
+  }
+
+  apply(message: RevocationMessage, now: number): void {
+    this.epoch++;
+    if ("jti" in message) {
+      // Revoked for good: kept (until the cache is emptied) whatever the TTL.
+      this.jtis.set(message.jti, { revoked: true, at: now });
+    } else {
+      // Cutoffs only rise; the next check reads the current one from Redis.
+      this.cutoffs.delete(message.userId);
+    }
+  }
+
+  clear(): void {
+    this.epoch++;
+    this.jtis.clear();
+    this.cutoffs.clear();
+  }
 }
 
 /** Revoked jtis copied into Redis per pipeline during a re-seed. */
@@ -66,7 +154,8 @@ return 0`;
  * while it is missing PostgreSQL answers and Redis is re-seeded.
  */
 export function createRevocationStore(options: RevocationStoreOptions): RevocationStore {
-  const { prisma, redis, prefix, failOpen } = options;
+  const { prisma, redis, prefix, failOpen, subscriber } = options;
+  const channel = `${prefix}auth:revocations`;
   const seededKey = `${prefix}auth:revocation-seeded`;
   const jtiKey = (jti: string) => `${prefix}auth:revoked-jti:${jti}`;
   const cutoffKey = (userId: number) => `${prefix}auth:cutoff:${userId}`;
@@ -74,13 +163,13 @@ export function createRevocationStore(options: RevocationStoreOptions): Revocati
   // A cutoff matters while a token issued before it can still be unexpired.
   const cutoffExpiresAtMs = (cutoffMs: number) => cutoffMs + maxTokenTtlMs + 60_000;
 
-  async function isRevokedInDb(token: VerifiedToken): Promise<boolean> {
+  /** The token's state as PostgreSQL knows it. */
+  async function lookUpInDb(token: VerifiedToken): Promise<{ jtiRevoked: boolean; cutoffMs: number | null }> {
     const [revoked, cutoff] = await Promise.all([
       prisma.revokedToken.findUnique({ where: { jti: token.jti }, select: { jti: true } }),
       prisma.tokenCutoff.findUnique({ where: { userId: token.user_id }, select: { revokedBefore: true } }),
     ]);
-    if (revoked) return true;
-    return cutoff !== null && token.issuedAtMs <= cutoff.revokedBefore.getTime();
+    return { jtiRevoked: revoked !== null, cutoffMs: cutoff ? cutoff.revokedBefore.getTime() : null };
   }
 
   async function reseedOnce(): Promise<void> {
@@ -116,29 +205,75 @@ export function createRevocationStore(options: RevocationStoreOptions): Revocati
 
   let reseeding: Promise<void> | null = null;
 
+  // Strict mode (fail-closed) asks Redis every time: an answer must never outlive Redis's availability.
+  const cacheTtlMs = options.cacheTtlMs ?? 5000;
+  const cache = subscriber && failOpen && cacheTtlMs > 0 ? new AnswerCache(cacheTtlMs) : null;
+  const onMessage = (from: string, text: string): void => {
+    if (from !== channel || !cache) return;
+    const message = parseMessage(text);
+    if (message) cache.apply(message, Date.now());
+  };
+  // A broadcast sent while the subscription was down is lost: forget everything until it is back.
+  const onDown = (): void => {
+    if (!cache) return;
+    cache.live = false;
+    cache.clear();
+  };
+  let subscribing: Promise<void> | null = null;
+  const resubscribe = (): Promise<void> => {
+    if (!cache || !subscriber) return Promise.resolve();
+    subscribing ??= subscriber
+      .subscribe(channel)
+      .then(
+        () => {
+          cache.clear();
+          cache.live = true;
+        },
+        () => onDown(),
+      )
+      .finally(() => {
+        subscribing = null;
+      });
+    return subscribing;
+  };
+  const onReady = (): void => void resubscribe();
+
+  /** Applies a revocation here at once and tells every other instance. */
+  async function broadcast(message: RevocationMessage): Promise<void> {
+    cache?.apply(message, Date.now());
+    // Best effort: an instance that misses it learns within its cache TTL.
+    await redis.publish(channel, JSON.stringify(message)).catch(() => undefined);
+  }
+
   const store: RevocationStore = {
     async isRevoked(token) {
+      const cached = cache?.lookup(token, Date.now());
+      if (cached !== undefined) return cached;
+      const askedAtEpoch = cache?.epoch ?? 0;
+      const answerWith = (state: { jtiRevoked: boolean; cutoffMs: number | null }): boolean => {
+        cache?.remember(token, state.jtiRevoked, state.cutoffMs, askedAtEpoch, Date.now());
+        return state.jtiRevoked || (state.cutoffMs !== null && token.issuedAtMs <= state.cutoffMs);
+      };
       let answer: (string | null)[];
       try {
         answer = await redis.mget(seededKey, jtiKey(token.jti), cutoffKey(token.user_id));
       } catch (error) {
         if (!failOpen) throw new RevocationUnavailableError(error);
         // Availability first: keep serving, still honouring what PostgreSQL knows.
-        return isRevokedInDb(token).catch(() => false);
+        return lookUpInDb(token).then(answerWith, () => false);
       }
       const [seeded, jtiHit, cutoff] = answer;
       if (seeded === null || seeded === undefined) {
         // Redis restarted or was flushed: PostgreSQL answers until it is re-seeded.
         void store.reseed().catch(() => undefined);
         try {
-          return await isRevokedInDb(token);
+          return answerWith(await lookUpInDb(token));
         } catch (error) {
           if (!failOpen) throw new RevocationUnavailableError(error);
           return false;
         }
       }
-      if (jtiHit !== null && jtiHit !== undefined) return true;
-      return cutoff !== null && cutoff !== undefined && token.issuedAtMs <= Number(cutoff);
+      return answerWith({ jtiRevoked: jtiHit !== null && jtiHit !== undefined, cutoffMs: cutoff === null || cutoff === undefined ? null : Number(cutoff) });
     },
 
     async revokeToken(token) {
@@ -150,6 +285,7 @@ export function createRevocationStore(options: RevocationStoreOptions): Revocati
           INSERT INTO revoked_tokens (jti, user_id, expires_at) VALUES (${token.jti}, ${token.user_id}, ${expiresAt})
           ON CONFLICT (jti) DO NOTHING RETURNING jti`;
         await redis.set(jtiKey(token.jti), "1", "PXAT", expiresAt.getTime());
+        await broadcast({ jti: token.jti });
         return inserted.length === 1;
       });
     },
@@ -161,6 +297,7 @@ export function createRevocationStore(options: RevocationStoreOptions): Revocati
         RETURNING revoked_before`;
       const effectiveMs = rows[0]?.revoked_before.getTime() ?? cutoffMs;
       await redis.eval(RAISE_CUTOFF, 1, cutoffKey(userId), String(effectiveMs), String(cutoffExpiresAtMs(effectiveMs)));
+      await broadcast({ userId, cutoffMs: effectiveMs });
     },
 
     async userCutoffMs(db, userId) {
@@ -173,6 +310,25 @@ export function createRevocationStore(options: RevocationStoreOptions): Revocati
         reseeding = null;
       });
       return reseeding;
+    },
+
+    async start() {
+      if (!cache || !subscriber) return;
+      subscriber.on("message", onMessage);
+      subscriber.on("ready", onReady);
+      for (const event of ["close", "end", "reconnecting"]) subscriber.on(event, onDown);
+      // Queued by ioredis until connected, like the global config's subscription.
+      await resubscribe();
+    },
+
+    async stop() {
+      if (!cache || !subscriber) return;
+      subscriber.off("message", onMessage);
+      subscriber.off("ready", onReady);
+      for (const event of ["close", "end", "reconnecting"]) subscriber.off(event, onDown);
+      onDown();
+      await subscribing?.catch(() => undefined);
+      await subscriber.unsubscribe(channel).catch(() => undefined);
     },
   };
   return store;

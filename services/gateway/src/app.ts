@@ -24,6 +24,9 @@ import { releasesRouter } from "./routes/releases/releases.router.js";
 export function createApp(deps: GatewayDeps): express.Express {
   const app = express();
   app.disable("x-powered-by");
+  // Bodies are per-user JSON behind bearer auth: an ETag (a hash of every
+  // body) buys no cache hits and costs CPU on each list page.
+  app.set("etag", false);
   // Only hops inside TRUSTED_PROXY_CIDRS may set X-Forwarded-For (req.ip).
   app.set("trust proxy", trustProxyPredicate(deps.config.TRUSTED_PROXY_CIDRS));
 

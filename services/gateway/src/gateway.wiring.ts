@@ -36,7 +36,17 @@ export async function buildGatewayDeps(
     scrape: createProducer(scrapeQueue, { connection: producerConnection, prefix: queuePrefix }),
   };
   const globalConfig = createGlobalConfigStore({ prisma: infra.db.prisma, redis, subscriber, prefix, logger });
+  const revocation = createRevocationStore({
+    prisma: infra.db.prisma,
+    redis,
+    subscriber,
+    prefix,
+    failOpen: config.AUTH_REVOCATION_FAIL_OPEN,
+    cacheTtlMs: config.AUTH_REVOCATION_CACHE_TTL_MS,
+    maxTokenTtlMinutes: 10080,
+  });
   async function close(): Promise<void> {
+    await revocation.stop().catch(() => undefined);
     await globalConfig.stop().catch(() => undefined);
     await Promise.all(Object.values(queues).map((q) => q.close()));
     for (const connection of [redis, producerConnection, subscriber]) connection.disconnect();
@@ -55,13 +65,7 @@ export async function buildGatewayDeps(
     db: infra.db,
     redis,
     tokens: createTokenService({ secret, ttlMinutes: config.JWT_TTL_MINUTES }),
-    revocation: createRevocationStore({
-      prisma: infra.db.prisma,
-      redis,
-      prefix,
-      failOpen: config.AUTH_REVOCATION_FAIL_OPEN,
-      maxTokenTtlMinutes: 10080,
-    }),
+    revocation,
     hasher: createPasswordHasher({ memoryCostKiB: config.PASSWORD_HASH_MEMORY_KIB, timeCost: config.PASSWORD_HASH_TIME_COST }),
     health: createHealthRegistry(),
     queues,
@@ -80,6 +84,7 @@ export async function buildGatewayDeps(
   });
   try {
     await globalConfig.start();
+    await revocation.start();
   } catch (error) {
     // Nothing opened here may outlive a failed start.
     await close();
