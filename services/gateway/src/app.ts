@@ -10,6 +10,7 @@ import { requireJsonOrMultipart } from "./http/content-type.middleware.js";
 import { httpMetrics } from "./http/metrics.middleware.js";
 import { rejectNulBytes } from "./http/nul-guard.js";
 import { requestId } from "./http/request-id.middleware.js";
+import { HELMET_OPTIONS } from "./http/security-headers.js";
 import { accountRouter } from "./routes/accounts/account.router.js";
 import { passwordRecoveryRouter } from "./routes/password-recovery/password-recovery.router.js";
 import { userSettingsRouter } from "./routes/user-settings/user-settings.router.js";
@@ -32,7 +33,7 @@ export function createApp(deps: GatewayDeps): express.Express {
 
   app.use(requestId);
   app.use(httpMetrics(deps.metrics));
-  app.use(helmet({ contentSecurityPolicy: { directives: { defaultSrc: ["'self'"] } } }));
+  app.use(helmet(HELMET_OPTIONS));
   const allowedOrigins = new Set(deps.config.CORS_ALLOWED_ORIGINS);
   app.use(
     cors({

@@ -1,12 +1,16 @@
-import http from "node:http";
+import http, { type RequestListener } from "node:http";
 import type { AddressInfo } from "node:net";
 import type express from "express";
 import { createApp } from "./app.js";
 import type { GatewayDeps } from "./gateway.deps.js";
 import { createQueueBootstrap } from "./queue-bootstrap.js";
+import { withProxyPageFastPath } from "./routes/proxies/proxy-page.fast-path.js";
 
 export interface GatewayService {
+  /** The Express pipeline alone. */
   readonly app: express.Express;
+  /** What the HTTP server runs: the proxy-page fast path in front of `app`. */
+  readonly handler: RequestListener;
   /** Listens on HOST:PORT; resolves with the bound address. */
   start(): Promise<AddressInfo>;
   /** Stops accepting, lets in-flight requests finish (up to `graceMs`), closes idle sockets. */
@@ -17,7 +21,8 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
   const bootstrap = createQueueBootstrap(deps.queues, deps.logger);
   deps.health.register("startup_queue_bootstrap", async () => bootstrap.health());
   const app = createApp(deps);
-  const server = http.createServer(app);
+  const handler = withProxyPageFastPath(deps, app);
+  const server = http.createServer(handler);
   server.keepAliveTimeout = 5_000;
   server.headersTimeout = 10_000;
   server.requestTimeout = 120_000;
@@ -33,6 +38,7 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
 
   return {
     app,
+    handler,
     async start() {
       await new Promise<void>((resolve, reject) => {
         server.once("error", reject);

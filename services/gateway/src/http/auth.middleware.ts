@@ -1,3 +1,4 @@
+import type { IncomingMessage } from "node:http";
 import type { Request, RequestHandler } from "express";
 import { InvalidTokenError, type Role, type TokenService, type VerifiedToken, type RevocationStore } from "@roost/auth";
 import type { Metrics } from "@roost/observability";
@@ -20,10 +21,30 @@ export function authOf(req: Request): AuthContext {
 
 /** Bearer token from the Authorization header, or null. */
 export function bearerToken(req: Request): string | null {
-  const header = req.get("Authorization");
+  return bearerTokenOf(req.get("Authorization"));
+}
+
+/** Bearer token of an Authorization header value, or null. */
+export function bearerTokenOf(header: string | undefined): string | null {
   if (!header) return null;
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   return match?.[1] ?? null;
+}
+
+const revocationAnswers = new WeakMap<IncomingMessage, { jti: string; revoked: Promise<boolean> }>();
+
+/**
+ * The revocation answer for this request's token, asked at most once per
+ * request: a request the proxy-page fast path hands back to the pipeline
+ * (revoked token, revocation store down) is not checked, or waited on, twice.
+ */
+export function isRevokedOnce(revocation: RevocationStore, req: IncomingMessage, token: VerifiedToken): Promise<boolean> {
+  const known = revocationAnswers.get(req);
+  if (known?.jti === token.jti) return known.revoked;
+  const revoked = revocation.isRevoked(token);
+  revoked.catch(() => undefined);
+  revocationAnswers.set(req, { jti: token.jti, revoked });
+  return revoked;
 }
 
 /** RequireAuth: a valid, unrevoked HS256 token. 401 `{error}` otherwise. */
@@ -42,7 +63,7 @@ export function requireAuth(deps: { tokens: TokenService; revocation: Revocation
       deps.metrics.authFailuresTotal.inc({ reason: `token_${reason}` });
       throw unauthorized(reason === "expired" ? "Token expired" : "Invalid token");
     }
-    if (await deps.revocation.isRevoked(token)) {
+    if (await isRevokedOnce(deps.revocation, req, token)) {
       deps.metrics.authFailuresTotal.inc({ reason: "token_revoked" });
       throw unauthorized("Token revoked");
     }

@@ -48,7 +48,7 @@ export async function startGatewayPeer(
   return {
     deps,
     service,
-    http: request(service.app),
+    http: request(service.handler),
     async close() {
       await service.stop();
       await close();

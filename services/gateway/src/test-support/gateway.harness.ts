@@ -67,7 +67,7 @@ export async function startGatewayHarness(env: Record<string, string> = {}): Pro
   }
   const { deps, close } = built;
   const service = createGatewayService(deps);
-  const http = request(service.app);
+  const http = request(service.handler);
   let counter = 0;
   return {
     service,
