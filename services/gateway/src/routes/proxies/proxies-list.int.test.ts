@@ -69,6 +69,27 @@ describe("proxy list, filters, detail and statistics", () => {
     }
   });
 
+  it("builds the same bytes as JSON.stringify for every protocol mask and awkward scores", async () => {
+    // The REST rows are written by PostgreSQL; numbers must come out as JavaScript writes them.
+    const { token: third } = await h.register();
+    const thirdId = await userIdOfToken(h, third);
+    const scores = [0, 100, 87.3, 33.333332, 0.00001, 0.000001, 1.5e-7, 5e-10, 99.99999, 12.5];
+    const protocols = ["http", "https", "socks4", "socks5"] as const;
+    for (let mask = 0; mask < 16; mask++) {
+      await insertProxy(h.db.pool, thirdId, {
+        ip: `44.0.0.${mask + 1}`,
+        aliveOn: protocols.filter((_, bit) => (mask & (1 << bit)) !== 0),
+        reputationLabel: "neutral",
+        reputationScore: scores[mask % scores.length] ?? 0,
+        latestCheck: mask % 2 === 0 ? null : new Date(Date.UTC(2026, 0, 2, 3, 4, 5, mask)),
+      });
+    }
+    const res = await get("/api/getProxyPage/1?pageSize=100", third);
+    expect(res.status).toBe(200);
+    expect(res.text).toBe(JSON.stringify(await listProxies(h.deps.db, thirdId, parseProxyFilters({ pageSize: "100" }), 1, 100)));
+    expect((res.body as ListBody).proxies).toHaveLength(16);
+  });
+
   it("lists rows with the contract's fields in id order", async () => {
     const body = await list("");
     expect(body.total).toBe(5);
