@@ -290,6 +290,24 @@ function assertSupportedSource(source: string): void {
   }
 }
 
+/**
+ * `where: raw("...")` of each @@index / @@unique (preview feature
+ * partialIndexes), by index name: the DMMF does not carry it. An index with
+ * a predicate must be named with `map:` so the two can be matched.
+ */
+function rawIndexPredicates(source: string): Map<string, string> {
+  const predicates = new Map<string, string>();
+  const withoutComments = source.replace(/\/\/.*$/gm, "");
+  for (const attribute of withoutComments.match(/@@(?:index|unique)\((?:[^()"]|"(?:[^"\\]|\\.)*"|\((?:[^()"]|"(?:[^"\\]|\\.)*")*\))*\)/g) ?? []) {
+    const where = /\bwhere\s*:\s*raw\(\s*"((?:[^"\\]|\\.)*)"\s*\)/.exec(attribute);
+    if (!where) continue;
+    const name = /\bmap\s*:\s*"([^"]+)"/.exec(attribute)?.[1];
+    if (name === undefined) throw new Error(`schema.prisma: a partial index needs map: "name" to be compared (${attribute})`);
+    predicates.set(name, JSON.parse(`"${where[1] ?? ""}"`) as string);
+  }
+  return predicates;
+}
+
 /** Prisma's scalar type -> native type when no @db attribute is given (PostgreSQL connector). */
 const DEFAULT_NATIVE_TYPE: Record<string, { name: string; args: string[] }> = {
   String: { name: "Text", args: [] },
@@ -491,6 +509,7 @@ export async function expectedSchemaFromPrisma(schemaPath = defaultSchemaPath): 
   if (dmmf.enums.length > 0) throw new Error("schema.prisma declares enums; extend schema-compare.test-support.ts to compare them");
   if (dmmf.types.length > 0) throw new Error("schema.prisma declares composite types, which PostgreSQL does not support");
 
+  const rawPredicates = rawIndexPredicates(source);
   const models = new Map(dmmf.models.map((m) => [m.name, m]));
   const tableOf = (model: DmmfModel): string => model.dbName ?? model.name;
   const columnOf = (model: DmmfModel, fieldName: string, at: string): string => {
@@ -530,14 +549,16 @@ export async function expectedSchemaFromPrisma(schemaPath = defaultSchemaPath): 
           };
         });
         const columnNames = indexColumns.map((c) => c.column);
+        const name = x.dbName ?? prismaConstraintName(table, kind[1] === "_pkey" ? [] : columnNames, kind[1]);
         return {
-          name: x.dbName ?? prismaConstraintName(table, kind[1] === "_pkey" ? [] : columnNames, kind[1]),
+          name,
           kind: kind[0],
           // Prisma's algorithm names (BTree, Hash, Gist, Gin, SpGist, Brin) are pg_am names in lower case.
           method: (x.algorithm ?? "BTree").toLowerCase(),
           columns: indexColumns,
           include: [],
-          predicate: null,
+          // As written in schema.prisma; canonicalize() replaces it by PostgreSQL's rendering.
+          predicate: rawPredicates.get(name) ?? null,
           nullsNotDistinct: false,
           valid: true,
         };
@@ -575,6 +596,10 @@ export async function expectedSchemaFromPrisma(schemaPath = defaultSchemaPath): 
     return { name: table, columns, indexes, foreignKeys };
   });
 
+  const named = new Set(tables.flatMap((t) => t.indexes.map((x) => x.name)));
+  for (const name of rawPredicates.keys()) {
+    if (!named.has(name)) throw new Error(`schema.prisma: where: raw(...) on "${name}", which is no index the DMMF knows`);
+  }
   return { tables };
 }
 
@@ -612,6 +637,31 @@ async function canonicalize(client: ClientBase, expected: ExpectedSchemaSql): Pr
     throw new Error(`PostgreSQL refused the DDL derived from schema.prisma: ${(error as Error).message}\n${ddl}`);
   }
   const drop = `DROP TABLE ${expected.tables.map((_, i) => `pg_temp."${tempName(i)}"`).join(", ")}`;
+  // Partial-index predicates as PostgreSQL renders them: built on the temporary tables and read back.
+  const partial = expected.tables.flatMap((table, i) =>
+    table.indexes.flatMap((x, k) => (x.predicate === null ? [] : [{ table: i, index: x, tempIndex: `${prefix}${i}_ix${k}` }])),
+  );
+  let predicates = new Map<string, string>();
+  if (partial.length > 0) {
+    try {
+      await client.query(
+        partial
+          .map((p) => `CREATE INDEX "${p.tempIndex}" ON pg_temp."${tempName(p.table)}" ("${(p.index.columns[0]?.column ?? "").replace(/"/g, '""')}") WHERE ${p.index.predicate};`)
+          .join("\n"),
+      );
+      const { rows: read } = await client.query<{ name: string; predicate: string }>(
+        `SELECT c.relname AS name, pg_get_expr(x.indpred, x.indrelid) AS predicate
+           FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid
+          WHERE c.relnamespace = pg_my_temp_schema() AND c.relname LIKE $1`,
+        [`${prefix}%`],
+      );
+      predicates = new Map(read.map((r) => [r.name, r.predicate]));
+    } catch (error) {
+      await client.query(drop).catch(() => undefined);
+      throw new Error(`PostgreSQL refused a partial-index predicate from schema.prisma: ${(error as Error).message}`);
+    }
+  }
+  const canonicalPredicate = new Map(partial.map((p) => [p.index, predicates.get(p.tempIndex) ?? null]));
   let rows: CanonicalRow[];
   try {
     ({ rows } = await client.query<CanonicalRow>(
@@ -653,7 +703,7 @@ async function canonicalize(client: ClientBase, expected: ExpectedSchemaSql): Pr
     shape.set(table.name, {
       name: table.name,
       columns,
-      indexes: new Map(table.indexes.map((x) => [x.name, x])),
+      indexes: new Map(table.indexes.map((x) => [x.name, x.predicate === null ? x : { ...x, predicate: canonicalPredicate.get(x) ?? null }])),
       foreignKeys: new Map(table.foreignKeys.map((fk) => [fk.name, fk])),
     });
   });

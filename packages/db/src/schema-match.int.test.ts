@@ -97,8 +97,20 @@ interface Mutation {
 const mutations: Mutation[] = [
   {
     name: "a dropped index",
-    sql: `DROP INDEX "proxies_user_id_alive_id_idx"`,
-    expected: [/^index "proxies_user_id_alive_id_idx" on table "proxies": missing from the database/],
+    sql: `DROP INDEX "proxies_user_id_id_idx"`,
+    expected: [/^index "proxies_user_id_id_idx" on table "proxies": missing from the database/],
+  },
+  {
+    name: "a partial index built over every row",
+    sql: `DROP INDEX "proxies_alive_user_id_country_id_idx";
+          CREATE INDEX "proxies_alive_user_id_country_id_idx" ON "proxies" ("user_id", "country", "id", "reputation_label", "alive_protocols", "anonymity_level", "estimated_type", "response_time", "attempt")`,
+    expected: [/^index "proxies_alive_user_id_country_id_idx" on table "proxies": expected .* WHERE alive, found .*"attempt"\)$/],
+  },
+  {
+    name: "a partial index with another predicate",
+    sql: `DROP INDEX "proxies_rated_user_id_reputation_score_id_idx";
+          CREATE INDEX "proxies_rated_user_id_reputation_score_id_idx" ON "proxies" ("user_id", "reputation_score" DESC, "id") WHERE reputation_label <> 'poor'`,
+    expected: [/^index "proxies_rated_user_id_reputation_score_id_idx" on table "proxies": expected .*'unknown'.*, found .*'poor'/],
   },
   {
     name: "a dropped unique index",
@@ -137,8 +149,9 @@ const mutations: Mutation[] = [
   },
   {
     name: "an index with a non-default operator class",
-    sql: `DROP INDEX "proxies_user_id_country_id_idx"; CREATE INDEX "proxies_user_id_country_id_idx" ON "proxies" ("user_id", "country" text_pattern_ops, "id")`,
-    expected: [/^index "proxies_user_id_country_id_idx" on table "proxies": expected .*, found .*"country" text_pattern_ops/],
+    sql: `DROP INDEX "proxies_user_id_ip_port_username_password_key";
+          CREATE UNIQUE INDEX "proxies_user_id_ip_port_username_password_key" ON "proxies" ("user_id", "ip", "port", "username" text_pattern_ops, "password")`,
+    expected: [/^index "proxies_user_id_ip_port_username_password_key" on table "proxies": expected .*, found .*"username" text_pattern_ops/],
   },
   {
     name: "an index under another name",

@@ -48,6 +48,9 @@ export function createGatewayService(deps: GatewayDeps): GatewayService {
         });
       });
       started = true;
+      // The offline geo databases take about a second to load: warm them now, in the background,
+      // rather than on the first upload (a failure is logged; the upload falls back as before).
+      deps.geo.get().catch((error: unknown) => deps.logger.warn("geo databases not preloaded", { error }));
       await bootstrap.start();
       const address = server.address() as AddressInfo;
       deps.logger.info("gateway listening", { url: `http://${address.address}:${address.port}` });

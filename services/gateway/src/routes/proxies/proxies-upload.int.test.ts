@@ -117,6 +117,21 @@ describe("POST /api/addProxies", () => {
     expect(await storedProxies(h)).toHaveLength(4);
   });
 
+  it("stores credentials with COPY's special characters exactly (backslash, \\N, a colon in the password)", async () => {
+    const { token: own } = await h.register();
+    const lines = ["9.9.9.1:80:back\\slash:pa\\ss", "9.9.9.2:80:\\N:\\N", "9.9.9.3:80:u:p:w:\\t", "we\\ird:p@ss@9.9.9.4:81"];
+    const res = await h.http.post("/api/addProxies").set("Authorization", `Bearer ${own}`).field("proxyTextarea", lines.join("\n"));
+    expect(res.status).toBe(200);
+    expect((res.body as UploadBody).details.parsedCount).toBe(4);
+    const stored = await storedProxies(h, await userIdOf(h, own));
+    expect(stored.map((p) => [p.ip, p.username, p.password])).toEqual([
+      ["9.9.9.1", "back\\slash", "pa\\ss"],
+      ["9.9.9.2", "\\N", "\\N"],
+      ["9.9.9.3", "u", "p:w:\\t"],
+      ["9.9.9.4", "we\\ird", "p@ss"],
+    ]);
+  });
+
   it("hands new proxies to the checker in check-batch jobs", async () => {
     const res = await upload().field("proxyTextarea", "8.8.8.8:81\n8.8.8.8:82\n8.8.8.8:83");
     expect(res.status).toBe(200);

@@ -185,7 +185,9 @@ export function buildProxyWhere(userId: number, filters: ProxyFilters, alias = "
   const conditions = [`${alias}.user_id = ${param(userId)}`];
   if (filters.ids !== undefined) conditions.push(`${alias}.id = ANY(${param(filters.ids)}::int[])`);
   if (filters.search !== undefined && filters.search.trim() !== "") conditions.push(searchCondition(filters.search.trim(), alias, param));
-  if (filters.status === "alive") conditions.push(`${alias}.alive`);
+  // A protocol filter without status=dead selects alive rows (alive_protocols <> 0 means alive): saying
+  // so lets PostgreSQL use the partial indexes on alive proxies (migration 20261124000000).
+  if (filters.status === "alive" || (filters.protocols.length > 0 && filters.status !== "dead")) conditions.push(`${alias}.alive`);
   if (filters.status === "dead") conditions.push(`NOT ${alias}.alive`);
   if (filters.protocols.length > 0) {
     const mask = filters.protocols.reduce((bits, protocol) => bits | protocolBit(protocol), 0);

@@ -1,4 +1,6 @@
+import { once } from "node:events";
 import type pg from "pg";
+import { from as copyFrom } from "pg-copy-streams";
 
 /** What the upload writes per proxy; arrays are columns of one batch. */
 export interface ProxyInsertBatch {
@@ -13,6 +15,9 @@ export interface ProxyInsertBatch {
 }
 
 export type Queryable = Pick<pg.PoolClient, "query">;
+
+/** A client that can also run COPY (a pg.PoolClient). */
+export type CopyClient = Queryable & { query(stream: ReturnType<typeof copyFrom>): ReturnType<typeof copyFrom> };
 
 /** Advisory lock class of uploads (second key: the user id): one upload per user at a time. */
 const UPLOAD_LOCK_CLASS = 0x70726f78;
@@ -99,4 +104,79 @@ export async function insertProxiesWithin(
     [...params(userId, batch), room],
   );
   return { ids: rows[0]?.ids ?? [], fresh: rows[0]?.fresh ?? 0 };
+}
+
+/** Whether the user holds any proxy (an upload into an empty list needs no duplicate probe). */
+export async function userHasProxies(client: Queryable, userId: number): Promise<boolean> {
+  const { rows } = await client.query<{ present: boolean }>("SELECT EXISTS (SELECT 1 FROM proxies WHERE user_id = $1) AS present", [userId]);
+  return rows[0]?.present ?? false;
+}
+
+/** Positions (0-based) of the batch's proxies the user already has (identity equality). */
+export async function selectOwnedPositions(client: Queryable, userId: number, batch: Pick<ProxyInsertBatch, "ip" | "port" | "username" | "password">): Promise<number[]> {
+  const { rows } = await client.query<{ position: number }>(
+    `SELECT (t.n - 1)::int AS position
+       FROM unnest($2::text[], $3::int[], $4::text[], $5::text[]) WITH ORDINALITY AS t(ip, port, username, password, n)
+      WHERE EXISTS (SELECT 1 FROM proxies p WHERE p.user_id = $1 AND p.ip = t.ip AND p.port = t.port
+                       AND p.username = t.username AND p.password = t.password)`,
+    [userId, batch.ip, batch.port, batch.username, batch.password],
+  );
+  return rows.map((r) => r.position);
+}
+
+/** COPY text format: backslash, tab, newline and carriage return escaped; null is \N. */
+function copyText(value: string | number | null): string {
+  if (value === null) return "\\N";
+  if (typeof value === "number") return String(value);
+  return /[\\\t\n\r]/.test(value) ? value.replace(/[\\\t\n\r]/g, (c) => (c === "\\" ? "\\\\" : c === "\t" ? "\\t" : c === "\n" ? "\\n" : "\\r")) : value;
+}
+
+const COPY_COLUMNS = "id, user_id, ip, port, username, password, scheme_hint, country, asn, estimated_type";
+const SAVEPOINT = "roost_upload_copy";
+
+/**
+ * Stores a batch of proxies the user does not have (the caller holds the
+ * user's upload lock and has removed duplicates and owned proxies) with
+ * COPY, the cheapest way into PostgreSQL: ids are taken from the table's
+ * sequence first so they are known without RETURNING. Returns the ids in
+ * batch order.
+ *
+ * If a proxy turns out to exist after all (a writer that did not take the
+ * upload lock), the COPY fails on the identity index; the batch is then
+ * stored again with `INSERT ... ON CONFLICT DO NOTHING`, inside a savepoint,
+ * so the upload goes on with exactly the rows that were missing.
+ */
+export async function copyNewProxies(client: CopyClient, userId: number, batch: ProxyInsertBatch): Promise<number[]> {
+  const count = batch.ip.length;
+  if (count === 0) return [];
+  // The ids are asked for first; the rows' text is built while PostgreSQL answers.
+  const allocated = client.query<{ ids: string }>(
+    "SELECT string_agg(nextval(pg_get_serial_sequence('proxies', 'id'))::text, ',') AS ids FROM generate_series(1, $1)",
+    [count],
+  );
+  allocated.catch(() => undefined);
+  const tails: string[] = new Array<string>(count);
+  for (let i = 0; i < count; i++) {
+    tails[i] =
+      `\t${userId}\t${copyText(batch.ip[i] ?? "")}\t${batch.port[i]}\t${copyText(batch.username[i] ?? "")}\t${copyText(batch.password[i] ?? "")}` +
+      `\t${copyText(batch.schemeHint[i] ?? null)}\t${copyText(batch.country[i] ?? "N/A")}\t${copyText(batch.asn[i] ?? null)}\t${copyText(batch.estimatedType[i] ?? "unknown")}\n`;
+  }
+  const { rows } = await allocated;
+  const ids = (rows[0]?.ids ?? "").split(",").map(Number);
+  if (ids.length !== count) throw new Error(`expected ${count} ids from the sequence, got ${ids.length}`);
+  const lines: string[] = new Array<string>(count);
+  for (let i = 0; i < count; i++) lines[i] = `${ids[i]}${tails[i]}`;
+  await client.query(`SAVEPOINT ${SAVEPOINT}`);
+  try {
+    const copy = client.query(copyFrom(`COPY proxies (${COPY_COLUMNS}) FROM STDIN`));
+    const done = Promise.race([once(copy, "finish"), once(copy, "error").then(([error]) => Promise.reject(error as Error))]);
+    copy.end(lines.join(""));
+    await done;
+  } catch (error) {
+    if ((error as { code?: string }).code !== "23505") throw error;
+    await client.query(`ROLLBACK TO SAVEPOINT ${SAVEPOINT}`);
+    return insertProxies(client, userId, batch);
+  }
+  await client.query(`RELEASE SAVEPOINT ${SAVEPOINT}`);
+  return ids;
 }

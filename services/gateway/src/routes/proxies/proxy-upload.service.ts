@@ -7,10 +7,12 @@ import type { GatewayQueues } from "../../gateway.deps.js";
 import { countUserProxies, foldUserCounters, type SqlPool } from "./proxy.repository.js";
 import {
   blacklistHasRanges,
-  insertProxies,
+  copyNewProxies,
   insertProxiesWithin,
   lockUserUploads,
   selectBlacklisted,
+  selectOwnedPositions,
+  userHasProxies,
   type ProxyInsertBatch,
 } from "./proxy-upload.repository.js";
 
@@ -109,6 +111,8 @@ export class ProxyUploadSession {
     private readonly options: UploadSessionOptions,
     private readonly client: pg.PoolClient,
     private readonly blacklistActive: boolean,
+    /** False when the user's list was empty at the start: nothing to look up (the lock keeps it so). */
+    private readonly probeOwned: boolean,
     room: number | null,
   ) {
     this.room = room;
@@ -122,8 +126,9 @@ export class ProxyUploadSession {
       await client.query("BEGIN");
       await lockUserUploads(client, options.userId);
       const blacklistActive = await blacklistHasRanges(client);
+      const probeOwned = await userHasProxies(client, options.userId);
       const room = options.maxProxies === null ? null : Math.max(0, options.maxProxies - (await countUserProxies(client, options.userId)));
-      return new ProxyUploadSession(options, client, blacklistActive, room);
+      return new ProxyUploadSession(options, client, blacklistActive, probeOwned, room);
     } catch (error) {
       await client.query("ROLLBACK").catch(() => undefined);
       client.release(true);
@@ -135,7 +140,7 @@ export class ProxyUploadSession {
   async write(chunk: Buffer): Promise<void> {
     this.assertOpen();
     this.splitter.push(chunk, this.onLine);
-    if (this.pending.length >= this.batchSize) await this.flush();
+    await this.afterInput();
   }
 
   /** Feeds a whole text field, ended as if it were a file. */
@@ -143,9 +148,21 @@ export class ProxyUploadSession {
     this.assertOpen();
     for (let start = 0; start < text.length; start += TEXT_SLICE) {
       this.splitter.push(text.slice(start, start + TEXT_SLICE), this.onLine);
-      if (this.pending.length >= this.batchSize) await this.flush();
+      await this.afterInput();
     }
     this.endPart();
+  }
+
+  /**
+   * Hands a full batch to the database, and while one is being stored lets
+   * the event loop run: input that is already buffered arrives without ever
+   * leaving the microtask queue, so without this the database's answers
+   * (and the next COPY) would wait until parsing stopped, and parsing and
+   * storing would take turns instead of overlapping.
+   */
+  private async afterInput(): Promise<void> {
+    if (this.pending.length >= this.batchSize) await this.flush();
+    if (this.storing) await new Promise<void>((resolve) => setImmediate(resolve));
   }
 
   /** Ends the current part: its last line needs no newline. */
@@ -244,28 +261,22 @@ export class ProxyUploadSession {
     this.pending = [];
     this.pendingLines = [];
     this.pendingIndex = new Map();
+    // Geo lookups and columns while the previous batch is still in PostgreSQL.
+    const columns = this.prepare(batch);
     await this.storing;
     this.assertOpen();
     this.storingIndex = index;
     this.storingLines = lines;
-    const storing = this.store(batch, lines);
+    const storing = this.store(batch, lines, columns);
     storing.catch(() => undefined);
     this.storing = storing;
   }
 
-  private async store(batch: ParsedProxy[], lines: number[]): Promise<void> {
-    const refused = new Set<number>();
-    if (this.blacklistActive) {
-      for (const position of await selectBlacklisted(this.client, batch.map((p) => p.ip))) refused.add(position);
-    }
+  /** The batch as insert columns, with country, AS and type from the offline databases. */
+  private prepare(batch: ParsedProxy[]): ProxyInsertBatch {
     const { geo } = this.options;
     const columns: ProxyInsertBatch = { ip: [], port: [], username: [], password: [], schemeHint: [], country: [], asn: [], estimatedType: [] };
-    batch.forEach((proxy, position) => {
-      if (refused.has(position)) {
-        this.counts.blacklistedCount += lines[position] ?? 1;
-        this.refused.add(identityKey(proxy));
-        return;
-      }
+    for (const proxy of batch) {
       const facts = geo.lookup(proxy.ipNumber);
       columns.ip.push(proxy.ip);
       columns.port.push(proxy.port);
@@ -275,7 +286,23 @@ export class ProxyUploadSession {
       columns.country.push(facts.country);
       columns.asn.push(facts.asn?.asn ?? null);
       columns.estimatedType.push(facts.estimatedType);
-    });
+    }
+    return columns;
+  }
+
+  private async store(batch: ParsedProxy[], lines: number[], prepared: ProxyInsertBatch): Promise<void> {
+    let columns = prepared;
+    if (this.blacklistActive) {
+      const refused = new Set(await selectBlacklisted(this.client, prepared.ip));
+      if (refused.size > 0) {
+        for (const position of refused) {
+          const proxy = batch[position];
+          this.counts.blacklistedCount += lines[position] ?? 1;
+          if (proxy) this.refused.add(identityKey(proxy));
+        }
+        columns = keepPositions(prepared, (position) => !refused.has(position));
+      }
+    }
     const kept = columns.ip.length;
     if (kept === 0) return;
     // An abort may have queued ROLLBACK while the blacklist probe ran: issue nothing after it.
@@ -283,7 +310,7 @@ export class ProxyUploadSession {
     this.accepted += kept;
 
     if (this.room === null || this.room >= kept) {
-      const ids = await insertProxies(this.client, this.options.userId, columns);
+      const ids = await copyNewProxies(this.client, this.options.userId, this.probeOwned ? await this.withoutOwned(columns) : columns);
       for (const id of ids) this.newIds.push(id);
       if (this.room !== null) this.room -= ids.length;
       return;
@@ -293,6 +320,27 @@ export class ProxyUploadSession {
     this.room -= ids.length;
     this.counts.limitExceededCount += fresh - ids.length;
   }
+
+  /** The batch without the proxies the user already has (they count as accepted, nothing to store). */
+  private async withoutOwned(columns: ProxyInsertBatch): Promise<ProxyInsertBatch> {
+    const owned = new Set(await selectOwnedPositions(this.client, this.options.userId, columns));
+    return owned.size === 0 ? columns : keepPositions(columns, (position) => !owned.has(position));
+  }
+}
+
+/** The rows of a column batch whose position passes `keep`. */
+function keepPositions(columns: ProxyInsertBatch, keep: (position: number) => boolean): ProxyInsertBatch {
+  const pick = <T>(values: T[]): T[] => values.filter((_, position) => keep(position));
+  return {
+    ip: pick(columns.ip),
+    port: pick(columns.port),
+    username: pick(columns.username),
+    password: pick(columns.password),
+    schemeHint: pick(columns.schemeHint),
+    country: pick(columns.country),
+    asn: pick(columns.asn),
+    estimatedType: pick(columns.estimatedType),
+  };
 }
 
 /** Largest `check-batch` payload the queue contract allows. */
