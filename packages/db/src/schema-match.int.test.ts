@@ -97,8 +97,8 @@ interface Mutation {
 const mutations: Mutation[] = [
   {
     name: "a dropped index",
-    sql: `DROP INDEX "proxies_user_id_id_idx"`,
-    expected: [/^index "proxies_user_id_id_idx" on table "proxies": missing from the database/],
+    sql: `DROP INDEX "proxies_alive_user_id_id_idx"`,
+    expected: [/^index "proxies_alive_user_id_id_idx" on table "proxies": missing from the database/],
   },
   {
     name: "a partial index built over every row",

@@ -3,19 +3,18 @@
 -- indexes only serve filters that select checked proxies (status=alive,
 -- protocol, a reputation label other than 'unknown', alive + country), so
 -- they are partial and an upload no longer writes to them; every proxy is
--- in the primary key, the identity index, next_check_at and the wide
--- (user_id, id, <filter columns>) index, which serves every other filter as
--- an index-only scan in id order. The country index was the most expensive
+-- in the primary key, the identity index, next_check_at and (user_id, id),
+-- which serves the unfiltered list and every other filter in id order (a
+-- wide copy of it with the filter columns was tried: PostgreSQL preferred a
+-- sequential scan for the large counts anyway, and deep unfiltered pages
+-- got twice as slow). The country index was the most expensive
 -- one to keep on upload (new rows land in the middle of the index, one
 -- place per country): country-only totals come from user_proxy_counts, and
--- a country filter is served by the wide index, or by the alive one below
+-- a country filter is served by (user_id, id), or by the alive one below
 -- with status=alive. Measured: one upload of 400k proxies wrote 391 MB of
 -- WAL and ran at ~50k rows/s before, about half the WAL and ~90k rows/s
 -- after (COPY path, same machine).
 -- Prisma: `where: raw(...)` (preview feature partialIndexes) in schema.prisma.
-
--- DropIndex
-DROP INDEX "proxies_user_id_id_idx";
 
 -- DropIndex
 DROP INDEX "proxies_user_id_alive_id_idx";
@@ -28,9 +27,6 @@ DROP INDEX "proxies_user_id_reputation_label_id_idx";
 
 -- DropIndex
 DROP INDEX "proxies_user_id_reputation_score_id_idx";
-
--- CreateIndex
-CREATE INDEX "proxies_user_id_id_idx" ON "proxies"("user_id", "id", "alive", "country", "reputation_label", "alive_protocols", "anonymity_level", "estimated_type", "response_time", "attempt");
 
 -- CreateIndex
 CREATE INDEX "proxies_alive_user_id_id_idx" ON "proxies"("user_id", "id", "country", "reputation_label", "alive_protocols", "anonymity_level", "estimated_type", "response_time", "attempt") WHERE alive;
