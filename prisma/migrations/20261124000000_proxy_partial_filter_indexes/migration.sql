@@ -11,9 +11,10 @@
 -- one to keep on upload (new rows land in the middle of the index, one
 -- place per country): country-only totals come from user_proxy_counts, and
 -- a country filter is served by (user_id, id), or by the alive one below
--- with status=alive. Measured: one upload of 400k proxies wrote 391 MB of
--- WAL and ran at ~50k rows/s before, about half the WAL and ~90k rows/s
--- after (COPY path, same machine).
+-- with status=alive. Measured on the 2-core bench machine, 400k new proxies
+-- into a table holding 1M: WAL 391 MB before, 187 MB after; at the database
+-- alone 42-55k rows/s before, 72-100k rows/s after with the COPY path
+-- (docs/benchmarks.md, item 8 and 9).
 -- Prisma: `where: raw(...)` (preview feature partialIndexes) in schema.prisma.
 
 -- DropIndex
