@@ -128,13 +128,26 @@ export async function listProxies(db: ProxyDb, userId: number, filters: ProxyFil
 const PROTOCOLS_JSON = Array.from({ length: 16 }, (_, mask) => JSON.stringify(protocolsOfMask(mask)));
 const str = JSON.stringify;
 
-/** `toListItem(row)` serialised, without building the object (same keys, order and values). */
+/** A plain decimal, written the same by PostgreSQL's float text and JSON.stringify of its parseFloat. */
+const PLAIN_DECIMAL = /^-?(?:0|[1-9]\d*)(?:\.\d*[1-9])?$/;
+
+/**
+ * The JSON number node-postgres would have produced from a `real`'s text:
+ * the text itself when it is a plain decimal (the shortest text of a float4
+ * has at most 9 significant digits, which a double keeps exactly), else
+ * what JavaScript writes for it (`1e-05` → 0.00001, `-0` → 0, `NaN` → null).
+ */
+function scoreJson(text: string): string {
+  return PLAIN_DECIMAL.test(text) && text !== "-0" ? text : str(Number.parseFloat(text));
+}
+
+/** `toListItem(row)` serialised from the columns' text, without building the object (same keys, order and values). */
 function listItemJson(row: ProxyPageRow): string {
   const [id, ip, port, mask, type, responseTime, country, anonymity, alive, latestCheck, label, score] = row;
   return (
-    `{"id":${id},"ip":${str(ip)},"port":${port},"protocols":${PROTOCOLS_JSON[mask & 15] ?? "[]"},"estimated_type":${str(type)},` +
-    `"response_time":${responseTime},"country":${str(country)},"anonymity_level":${str(anonymity)},"alive":${alive},` +
-    `"latest_check":${latestCheck === null ? "null" : str(latestCheck)},"reputation":{"overall":{"kind":"overall","score":${str(score)},"label":${str(label)}}}}`
+    `{"id":${id},"ip":${str(ip)},"port":${port},"protocols":${PROTOCOLS_JSON[Number(mask) & 15] ?? "[]"},"estimated_type":${str(type)},` +
+    `"response_time":${responseTime},"country":${str(country)},"anonymity_level":${str(anonymity)},"alive":${alive === "t"},` +
+    `"latest_check":${latestCheck === null ? "null" : str(latestCheck)},"reputation":{"overall":{"kind":"overall","score":${scoreJson(score)},"label":${str(label)}}}}`
   );
 }
 
