@@ -310,7 +310,9 @@ export class ProxyUploadSession {
     this.accepted += kept;
 
     if (this.room === null || this.room >= kept) {
-      const ids = await copyNewProxies(this.client, this.options.userId, this.probeOwned ? await this.withoutOwned(columns) : columns);
+      const missing = this.probeOwned ? await this.withoutOwned(columns) : columns;
+      this.assertOpen();
+      const ids = await copyNewProxies(this.client, this.options.userId, missing);
       for (const id of ids) this.newIds.push(id);
       if (this.room !== null) this.room -= ids.length;
       return;
