@@ -112,8 +112,8 @@ function parseToken(token: string): LineVerdict {
     return hostAndPort(host, port, username, password.join(":"), null);
   }
   if (rest.includes("@")) return withCredentials(rest, scheme);
-  // A bare IPv6 literal (its colons are not a port separator).
-  if (isIPv6(rest)) return INVALID_IPV4;
+  // A bare IPv6 literal (its colons are not a port separator; it has at least two).
+  if (parts.length > 2 && isIPv6(rest)) return INVALID_IPV4;
   if (parts.length === 2) return hostAndPort(parts[0] ?? "", parts[1] ?? "", "", "", scheme);
   // host:port:user:pass with a host or port that is not valid: they decide the verdict.
   if (scheme === null && parts.length >= 4) return hostAndPort(parts[0] ?? "", parts[1] ?? "", "", "", null);
