@@ -1,6 +1,7 @@
 import { once } from "node:events";
 import type pg from "pg";
 import { from as copyFrom } from "pg-copy-streams";
+import { COPY_TEXT_COLUMNS, type ProxyCopyText } from "./proxy-copy-text.js";
 
 /** What the upload writes per proxy; arrays are columns of one batch. */
 export interface ProxyInsertBatch {
@@ -124,59 +125,64 @@ export async function selectOwnedPositions(client: Queryable, userId: number, ba
   return rows.map((r) => r.position);
 }
 
-/** COPY text format: backslash, tab, newline and carriage return escaped; null is \N. */
-function copyText(value: string | number | null): string {
-  if (value === null) return "\\N";
-  if (typeof value === "number") return String(value);
-  return /[\\\t\n\r]/.test(value) ? value.replace(/[\\\t\n\r]/g, (c) => (c === "\\" ? "\\\\" : c === "\t" ? "\\t" : c === "\n" ? "\\n" : "\\r")) : value;
-}
-
-const COPY_COLUMNS = "id, user_id, ip, port, username, password, scheme_hint, country, asn, estimated_type";
 const SAVEPOINT = "roost_upload_copy";
 
 /**
- * Stores a batch of proxies the user does not have (the caller holds the
+ * Stores batches of proxies the user does not have (the caller holds the
  * user's upload lock and has removed duplicates and owned proxies) with
- * COPY, the cheapest way into PostgreSQL: ids are taken from the table's
- * sequence first so they are known without RETURNING. Returns the ids in
- * batch order.
+ * COPY, the cheapest way into PostgreSQL, inside the caller's transaction.
+ * Ids are taken from the table's sequence first so they are known without
+ * RETURNING.
  *
  * If a proxy turns out to exist after all (a writer that did not take the
  * upload lock), the COPY fails on the identity index; the batch is then
- * stored again with `INSERT ... ON CONFLICT DO NOTHING`, inside a savepoint,
- * so the upload goes on with exactly the rows that were missing.
+ * stored again with `INSERT ... ON CONFLICT DO NOTHING` after rolling back
+ * to a savepoint taken just before it, so the upload goes on with exactly
+ * the rows that were missing.
+ *
+ * Round trips are what an upload waits on (the gateway parses the next
+ * batch meanwhile), so a batch costs two: the savepoint (the previous
+ * batch's is released in the same message) with the ids, and the COPY.
+ * One savepoint stays open between batches; COMMIT or ROLLBACK ends it.
  */
-export async function copyNewProxies(client: CopyClient, userId: number, batch: ProxyInsertBatch): Promise<number[]> {
-  const count = batch.ip.length;
-  if (count === 0) return [];
-  // The ids are asked for first; the rows' text is built while PostgreSQL answers.
-  const allocated = client.query<{ ids: string }>(
-    "SELECT string_agg(nextval(pg_get_serial_sequence('proxies', 'id'))::text, ',') AS ids FROM generate_series(1, $1)",
-    [count],
-  );
-  allocated.catch(() => undefined);
-  const tails: string[] = new Array<string>(count);
-  for (let i = 0; i < count; i++) {
-    tails[i] =
-      `\t${userId}\t${copyText(batch.ip[i] ?? "")}\t${batch.port[i]}\t${copyText(batch.username[i] ?? "")}\t${copyText(batch.password[i] ?? "")}` +
-      `\t${copyText(batch.schemeHint[i] ?? null)}\t${copyText(batch.country[i] ?? "N/A")}\t${copyText(batch.asn[i] ?? null)}\t${copyText(batch.estimatedType[i] ?? "unknown")}\n`;
+export class ProxyCopier {
+  private savepointOpen = false;
+
+  constructor(
+    private readonly client: CopyClient,
+    private readonly userId: number,
+  ) {}
+
+  /**
+   * Stores the rows; `columns` gives the same rows for the fallback
+   * (only called if it is needed). Returns the ids in row order.
+   */
+  async copy(rows: ProxyCopyText, columns: () => ProxyInsertBatch): Promise<number[]> {
+    const count = rows.rows;
+    if (count === 0) return [];
+    // One simple-protocol message; `count` is a length, interpolated as a number.
+    const results = (await this.client.query(
+      `${this.savepointOpen ? `RELEASE SAVEPOINT ${SAVEPOINT}; ` : ""}SAVEPOINT ${SAVEPOINT}; ` +
+        // The sequence is looked up once (an InitPlan), not per row: per row it was most of this statement's time.
+        `WITH taken AS (SELECT nextval((SELECT pg_get_serial_sequence('proxies', 'id'))::regclass) AS id FROM generate_series(1, ${Math.trunc(count)}))
+         SELECT min(id)::float8 AS first, (max(id) - min(id) + 1 = count(*)) AS contiguous,
+                CASE WHEN max(id) - min(id) + 1 <> count(*) THEN string_agg(id::text, ',') END AS ids FROM taken`,
+    )) as unknown as pg.QueryResult<{ first: number; contiguous: boolean; ids: string | null }>[];
+    this.savepointOpen = true;
+    const taken = results[results.length - 1]?.rows[0];
+    // Usually one run of numbers; another session's nextval in between splits it.
+    const ids = taken?.contiguous ? Array.from({ length: count }, (_, i) => taken.first + i) : (taken?.ids ?? "").split(",").map(Number);
+    if (ids.length !== count) throw new Error(`expected ${count} ids from the sequence, got ${ids.length}`);
+    try {
+      const copy = this.client.query(copyFrom(`COPY proxies (${COPY_TEXT_COLUMNS}) FROM STDIN`));
+      const done = Promise.race([once(copy, "finish"), once(copy, "error").then(([error]) => Promise.reject(error as Error))]);
+      copy.end(rows.withIds(ids));
+      await done;
+    } catch (error) {
+      if ((error as { code?: string }).code !== "23505") throw error;
+      await this.client.query(`ROLLBACK TO SAVEPOINT ${SAVEPOINT}`);
+      return insertProxies(this.client, this.userId, columns());
+    }
+    return ids;
   }
-  const { rows } = await allocated;
-  const ids = (rows[0]?.ids ?? "").split(",").map(Number);
-  if (ids.length !== count) throw new Error(`expected ${count} ids from the sequence, got ${ids.length}`);
-  const lines: string[] = new Array<string>(count);
-  for (let i = 0; i < count; i++) lines[i] = `${ids[i]}${tails[i]}`;
-  await client.query(`SAVEPOINT ${SAVEPOINT}`);
-  try {
-    const copy = client.query(copyFrom(`COPY proxies (${COPY_COLUMNS}) FROM STDIN`));
-    const done = Promise.race([once(copy, "finish"), once(copy, "error").then(([error]) => Promise.reject(error as Error))]);
-    copy.end(lines.join(""));
-    await done;
-  } catch (error) {
-    if ((error as { code?: string }).code !== "23505") throw error;
-    await client.query(`ROLLBACK TO SAVEPOINT ${SAVEPOINT}`);
-    return insertProxies(client, userId, batch);
-  }
-  await client.query(`RELEASE SAVEPOINT ${SAVEPOINT}`);
-  return ids;
 }

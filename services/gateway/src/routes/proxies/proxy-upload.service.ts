@@ -1,20 +1,33 @@
 import { performance } from "node:perf_hooks";
 import type pg from "pg";
 import type { GeoDatabase } from "@roost/geo";
-import { classifyLine, isReservedIpv4, LineSplitter, type ParsedProxy, type SplitLine } from "@roost/net";
+import { classifyLine, formatIpv4, isReservedIpv4, LineSplitter, type SplitLine } from "@roost/net";
 import type { Logger } from "@roost/observability";
 import type { GatewayQueues } from "../../gateway.deps.js";
 import { countUserProxies, foldUserCounters, type SqlPool } from "./proxy.repository.js";
 import {
   blacklistHasRanges,
-  copyNewProxies,
   insertProxiesWithin,
   lockUserUploads,
   selectBlacklisted,
   selectOwnedPositions,
   userHasProxies,
+  ProxyCopier,
   type ProxyInsertBatch,
 } from "./proxy-upload.repository.js";
+import { ProxyCopyText } from "./proxy-copy-text.js";
+import { UploadIdentities } from "./upload-identities.js";
+
+/** A batch ready to store: its rows as COPY text plus what the SQL paths need. */
+interface PreparedBatch {
+  /** Numbers (UploadIdentities) of the batch's proxies, in order. */
+  numbers: number[];
+  /** Offline database facts, by position. */
+  country: string[];
+  asn: (number | null)[];
+  estimatedType: string[];
+  text: ProxyCopyText;
+}
 
 /** The contract's Proxy upload details plus `limitExceededCount` (DESIGN.md "Proxies"). */
 export interface UploadDetails {
@@ -54,24 +67,15 @@ export interface UploadSessionOptions {
 
 /** Characters of a text field fed to the splitter at once (keeps batches bounded). */
 const TEXT_SLICE = 64 * 1024;
-/** Seen-proxy sets are sharded: one JS Set holds at most 2^24 entries. */
-const SHARDS = 16;
-
-type IdentityKey = number | string;
-
-/** Proxies without credentials key by a number (ip * 65536 + port, exact below 2^48); others by a string. */
-function identityKey(proxy: ParsedProxy): IdentityKey {
-  return proxy.username === "" && proxy.password === ""
-    ? proxy.ipNumber * 65536 + proxy.port
-    : `${proxy.ipNumber}:${proxy.port}:${proxy.username}\u0000${proxy.password}`;
-}
 
 /**
  * One upload: lines are split, classified and counted as they stream in;
  * distinct new proxies are inserted in batches inside one transaction, so an
  * upload that turns out too large (413) or fails rolls back whole and stores
- * nothing. Memory is bounded by the batch plus one set entry per distinct
- * proxy of the upload (exact de-duplication for `proxyCount`).
+ * nothing. Memory is bounded by the batch plus one table entry per distinct
+ * proxy of the upload (exact de-duplication for `proxyCount`, see
+ * UploadIdentities). A batch is a run of consecutive proxy numbers: those
+ * first seen since the previous batch.
  *
  * Counting (docs/proxies.md): every non-empty line once in `submittedCount`
  * and once in parsed or one invalid counter; `blacklistedCount` counts
@@ -90,22 +94,18 @@ export class ProxyUploadSession {
     blacklistedCount: 0,
     limitExceededCount: 0,
   };
-  private readonly seen: Set<IdentityKey>[] = Array.from({ length: SHARDS }, () => new Set<IdentityKey>());
-  private readonly refused = new Set<IdentityKey>();
-  private pending: ParsedProxy[] = [];
-  private pendingIndex = new Map<IdentityKey, number>();
-  private pendingLines: number[] = [];
+  private readonly proxies = new UploadIdentities();
+  /** Number of the first proxy not yet handed to the database. */
+  private pendingStart = 0;
   private readonly newIds: number[] = [];
   private accepted = 0;
   private room: number | null;
   /** The batch being stored while the next one is parsed (at most one). */
   private storing: Promise<void> | null = null;
-  /** Positions and line counts of that batch: duplicates seen meanwhile still count if it is refused. */
-  private storingIndex = new Map<IdentityKey, number>();
-  private storingLines: number[] = [];
   private closed = false;
   private readonly batchSize: number;
   private readonly onLine = (line: SplitLine): void => this.take(line);
+  private readonly copier: ProxyCopier;
 
   private constructor(
     private readonly options: UploadSessionOptions,
@@ -117,6 +117,7 @@ export class ProxyUploadSession {
   ) {
     this.room = room;
     this.batchSize = options.batchSize ?? 10_000;
+    this.copier = new ProxyCopier(client, options.userId);
   }
 
   /** Opens the transaction and takes the user's upload lock. */
@@ -161,7 +162,7 @@ export class ProxyUploadSession {
    * storing would take turns instead of overlapping.
    */
   private async afterInput(): Promise<void> {
-    if (this.pending.length >= this.batchSize) await this.flush();
+    if (this.proxies.size - this.pendingStart >= this.batchSize) await this.flush();
     if (this.storing) await new Promise<void>((resolve) => setImmediate(resolve));
   }
 
@@ -226,26 +227,10 @@ export class ProxyUploadSession {
       counts.blacklistedCount++;
       return;
     }
-    const key = identityKey(proxy);
-    const shard = this.seen[proxy.port % SHARDS] ?? this.seen[0];
-    if (shard?.has(key)) {
-      if (this.refused.has(key)) {
-        counts.blacklistedCount++;
-        return;
-      }
-      const index = this.pendingIndex.get(key);
-      if (index !== undefined) {
-        this.pendingLines[index] = (this.pendingLines[index] ?? 1) + 1;
-        return;
-      }
-      const inFlight = this.storingIndex.get(key);
-      if (inFlight !== undefined) this.storingLines[inFlight] = (this.storingLines[inFlight] ?? 1) + 1;
-      return;
-    }
-    shard?.add(key);
-    this.pendingIndex.set(key, this.pending.length);
-    this.pending.push(proxy);
-    this.pendingLines.push(1);
+    // A new proxy joins the pending batch; a repeated one only counts its line
+    // (a batch refused later adds its lines seen so far to blacklistedCount).
+    const seen = this.proxies.add(proxy.ipNumber, proxy.port, proxy.username, proxy.password, proxy.scheme);
+    if (seen >= 0 && this.proxies.refused(seen)) counts.blacklistedCount++;
   }
 
   /**
@@ -254,94 +239,110 @@ export class ProxyUploadSession {
    * failure of the first surfaces here or at commit.
    */
   private async flush(): Promise<void> {
-    const batch = this.pending;
-    const lines = this.pendingLines;
-    const index = this.pendingIndex;
-    if (batch.length === 0) return;
-    this.pending = [];
-    this.pendingLines = [];
-    this.pendingIndex = new Map();
-    // Geo lookups and columns while the previous batch is still in PostgreSQL.
-    const columns = this.prepare(batch);
+    const start = this.pendingStart;
+    const end = this.proxies.size;
+    if (end === start) return;
+    this.pendingStart = end;
+    // Geo lookups, columns and COPY text while the previous batch is still in PostgreSQL.
+    const columns = this.prepare(start, end);
     await this.storing;
     this.assertOpen();
-    this.storingIndex = index;
-    this.storingLines = lines;
-    const storing = this.store(batch, lines, columns);
+    const storing = this.store(columns);
     storing.catch(() => undefined);
     this.storing = storing;
   }
 
-  /** The batch as insert columns, with country, AS and type from the offline databases. */
-  private prepare(batch: ParsedProxy[]): ProxyInsertBatch {
+  /** Proxies `start` to `end` (exclusive) with country, AS and type from the offline databases, as COPY rows. */
+  private prepare(start: number, end: number): PreparedBatch {
     const { geo } = this.options;
-    const columns: ProxyInsertBatch = { ip: [], port: [], username: [], password: [], schemeHint: [], country: [], asn: [], estimatedType: [] };
-    for (const proxy of batch) {
-      const facts = geo.lookup(proxy.ipNumber);
-      columns.ip.push(proxy.ip);
-      columns.port.push(proxy.port);
-      columns.username.push(proxy.username);
-      columns.password.push(proxy.password);
-      columns.schemeHint.push(proxy.scheme);
-      columns.country.push(facts.country);
-      columns.asn.push(facts.asn?.asn ?? null);
-      columns.estimatedType.push(facts.estimatedType);
+    const proxies = this.proxies;
+    const batch: PreparedBatch = { numbers: [], country: [], asn: [], estimatedType: [], text: new ProxyCopyText(this.options.userId, end - start) };
+    for (let n = start; n < end; n++) {
+      const ip = proxies.ip(n);
+      const facts = geo.lookup(ip);
+      const asn = facts.asn?.asn ?? null;
+      batch.numbers.push(n);
+      batch.country.push(facts.country);
+      batch.asn.push(asn);
+      batch.estimatedType.push(facts.estimatedType);
+      batch.text.add({
+        ip,
+        port: proxies.port(n),
+        username: proxies.username(n),
+        password: proxies.password(n),
+        schemeHint: proxies.scheme(n),
+        country: facts.country,
+        asn,
+        estimatedType: facts.estimatedType,
+      });
     }
-    return columns;
+    return batch;
   }
 
-  private async store(batch: ParsedProxy[], lines: number[], prepared: ProxyInsertBatch): Promise<void> {
-    let columns = prepared;
+  /** The batch as insert columns, for the statements that take arrays. */
+  private columnsOf(batch: PreparedBatch): ProxyInsertBatch {
+    const proxies = this.proxies;
+    return {
+      ip: batch.numbers.map((n) => formatIpv4(proxies.ip(n))),
+      port: batch.numbers.map((n) => proxies.port(n)),
+      username: batch.numbers.map((n) => proxies.username(n)),
+      password: batch.numbers.map((n) => proxies.password(n)),
+      schemeHint: batch.numbers.map((n) => proxies.scheme(n)),
+      country: batch.country,
+      asn: batch.asn,
+      estimatedType: batch.estimatedType,
+    };
+  }
+
+  private async store(prepared: PreparedBatch): Promise<void> {
+    let batch = prepared;
     if (this.blacklistActive) {
-      const refused = new Set(await selectBlacklisted(this.client, prepared.ip));
+      const refused = new Set(await selectBlacklisted(this.client, this.columnsOf(prepared).ip));
       if (refused.size > 0) {
         for (const position of refused) {
-          const proxy = batch[position];
-          this.counts.blacklistedCount += lines[position] ?? 1;
-          if (proxy) this.refused.add(identityKey(proxy));
+          const n = prepared.numbers[position] ?? -1;
+          this.counts.blacklistedCount += this.proxies.lines(n);
+          this.proxies.refuse(n);
         }
-        columns = keepPositions(prepared, (position) => !refused.has(position));
+        batch = keepPositions(prepared, (position) => !refused.has(position));
       }
     }
-    const kept = columns.ip.length;
+    const kept = batch.numbers.length;
     if (kept === 0) return;
     // An abort may have queued ROLLBACK while the blacklist probe ran: issue nothing after it.
     this.assertOpen();
     this.accepted += kept;
 
     if (this.room === null || this.room >= kept) {
-      const missing = this.probeOwned ? await this.withoutOwned(columns) : columns;
+      const missing = this.probeOwned ? await this.withoutOwned(batch) : batch;
       this.assertOpen();
-      const ids = await copyNewProxies(this.client, this.options.userId, missing);
+      const ids = await this.copier.copy(missing.text, () => this.columnsOf(missing));
       for (const id of ids) this.newIds.push(id);
       if (this.room !== null) this.room -= ids.length;
       return;
     }
-    const { ids, fresh } = await insertProxiesWithin(this.client, this.options.userId, columns, this.room);
+    const { ids, fresh } = await insertProxiesWithin(this.client, this.options.userId, this.columnsOf(batch), this.room);
     for (const id of ids) this.newIds.push(id);
     this.room -= ids.length;
     this.counts.limitExceededCount += fresh - ids.length;
   }
 
   /** The batch without the proxies the user already has (they count as accepted, nothing to store). */
-  private async withoutOwned(columns: ProxyInsertBatch): Promise<ProxyInsertBatch> {
-    const owned = new Set(await selectOwnedPositions(this.client, this.options.userId, columns));
-    return owned.size === 0 ? columns : keepPositions(columns, (position) => !owned.has(position));
+  private async withoutOwned(batch: PreparedBatch): Promise<PreparedBatch> {
+    const owned = new Set(await selectOwnedPositions(this.client, this.options.userId, this.columnsOf(batch)));
+    return owned.size === 0 ? batch : keepPositions(batch, (position) => !owned.has(position));
   }
 }
 
-/** The rows of a column batch whose position passes `keep`. */
-function keepPositions(columns: ProxyInsertBatch, keep: (position: number) => boolean): ProxyInsertBatch {
+/** The rows of a prepared batch whose position passes `keep`. */
+function keepPositions(batch: PreparedBatch, keep: (position: number) => boolean): PreparedBatch {
   const pick = <T>(values: T[]): T[] => values.filter((_, position) => keep(position));
   return {
-    ip: pick(columns.ip),
-    port: pick(columns.port),
-    username: pick(columns.username),
-    password: pick(columns.password),
-    schemeHint: pick(columns.schemeHint),
-    country: pick(columns.country),
-    asn: pick(columns.asn),
-    estimatedType: pick(columns.estimatedType),
+    numbers: pick(batch.numbers),
+    country: pick(batch.country),
+    asn: pick(batch.asn),
+    estimatedType: pick(batch.estimatedType),
+    text: batch.text.filter(keep),
   };
 }
 

@@ -1,0 +1,153 @@
+/**
+ * Rows of `proxies` in PostgreSQL's COPY text format, written straight into
+ * a buffer: an upload of 400,000 lines used to build several strings per
+ * row that lived until their batch was stored, and copying them between
+ * garbage-collector generations cost about as much as parsing the lines
+ * (docs/benchmarks.md). Columns, in order: COPY_TEXT_COLUMNS.
+ *
+ * The id is not known when a row is written (it comes from the table's
+ * sequence when the batch is stored), so each row starts with a fixed-width
+ * field of zeros that `withIds` fills in: PostgreSQL reads `0000000042` as
+ * 42.
+ */
+export const COPY_TEXT_COLUMNS = "id, user_id, ip, port, username, password, scheme_hint, country, asn, estimated_type";
+
+/** Digits of the largest int4 id (2147483647). */
+const ID_WIDTH = 10;
+const MAX_ID = 2 ** 31 - 1;
+const TAB = 9;
+const NEWLINE = 10;
+const DOT = 46;
+const ZERO = 48;
+const NULL_FIELD = Buffer.from("\\N");
+const SPECIAL = /[\\\t\n\r]/;
+
+/** COPY escapes for backslash, tab, newline and carriage return. */
+function escapeText(value: string): string {
+  return value.replace(/[\\\t\n\r]/g, (c) => (c === "\\" ? "\\\\" : c === "\t" ? "\\t" : c === "\n" ? "\\n" : "\\r"));
+}
+
+/** One row's values; `ip` is the address as an unsigned 32-bit number. */
+export interface ProxyCopyRow {
+  ip: number;
+  port: number;
+  username: string;
+  password: string;
+  schemeHint: string | null;
+  country: string;
+  asn: number | null;
+  estimatedType: string;
+}
+
+export class ProxyCopyText {
+  private buffer: Buffer;
+  private used = 0;
+  /** Byte offset where each row starts. */
+  private starts: number[] = [];
+  private readonly userIdField: Buffer;
+
+  constructor(userId: number, expectedRows = 0) {
+    this.userIdField = Buffer.from(`\t${userId}\t`);
+    this.buffer = Buffer.allocUnsafe(Math.max(256, expectedRows * 80));
+  }
+
+  get rows(): number {
+    return this.starts.length;
+  }
+
+  add(row: ProxyCopyRow): void {
+    const { username, password } = row;
+    // Worst case: every UTF-16 unit as 3 bytes, doubled by escaping, plus the fixed fields.
+    this.reserve(128 + 6 * (username.length + password.length + row.country.length + row.estimatedType.length + (row.schemeHint?.length ?? 0)));
+    const buf = this.buffer;
+    this.starts.push(this.used);
+    let at = this.used;
+    buf.fill(ZERO, at, at + ID_WIDTH);
+    at += ID_WIDTH;
+    at += this.userIdField.copy(buf, at);
+    const ip = row.ip;
+    at = writeUint(buf, at, (ip >>> 24) & 255);
+    buf[at++] = DOT;
+    at = writeUint(buf, at, (ip >>> 16) & 255);
+    buf[at++] = DOT;
+    at = writeUint(buf, at, (ip >>> 8) & 255);
+    buf[at++] = DOT;
+    at = writeUint(buf, at, ip & 255);
+    buf[at++] = TAB;
+    at = writeUint(buf, at, row.port);
+    buf[at++] = TAB;
+    at = this.writeText(at, username);
+    buf[at++] = TAB;
+    at = this.writeText(at, password);
+    buf[at++] = TAB;
+    at = row.schemeHint === null ? at + NULL_FIELD.copy(buf, at) : this.writeText(at, row.schemeHint);
+    buf[at++] = TAB;
+    at = this.writeText(at, row.country);
+    buf[at++] = TAB;
+    at = row.asn === null ? at + NULL_FIELD.copy(buf, at) : writeUint(buf, at, row.asn);
+    buf[at++] = TAB;
+    at = this.writeText(at, row.estimatedType);
+    buf[at++] = NEWLINE;
+    this.used = at;
+  }
+
+  /** A copy with only the rows whose position (0-based) passes `keep`. */
+  filter(keep: (position: number) => boolean): ProxyCopyText {
+    const kept = new ProxyCopyText(0);
+    const parts: Buffer[] = [];
+    let used = 0;
+    for (let position = 0; position < this.starts.length; position++) {
+      if (!keep(position)) continue;
+      const start = this.starts[position] ?? 0;
+      const end = this.starts[position + 1] ?? this.used;
+      kept.starts.push(used);
+      parts.push(this.buffer.subarray(start, end));
+      used += end - start;
+    }
+    kept.buffer = Buffer.concat(parts, used);
+    kept.used = used;
+    return kept;
+  }
+
+  /** The rows with their ids filled in (`ids[i]` for row i), ready to send. */
+  withIds(ids: ArrayLike<number>): Buffer {
+    if (ids.length !== this.starts.length) throw new Error(`expected ${this.starts.length} ids, got ${ids.length}`);
+    const buf = this.buffer;
+    for (let i = 0; i < ids.length; i++) {
+      let id = ids[i] ?? 0;
+      if (!Number.isInteger(id) || id < 1 || id > MAX_ID) throw new Error(`proxy id out of range: ${id}`);
+      const start = this.starts[i] ?? 0;
+      buf.fill(ZERO, start, start + ID_WIDTH);
+      // Right-aligned in the zero-filled field.
+      for (let at = start + ID_WIDTH - 1; id > 0; at--) {
+        buf[at] = ZERO + (id % 10);
+        id = Math.floor(id / 10);
+      }
+    }
+    return buf.subarray(0, this.used);
+  }
+
+  private writeText(at: number, value: string): number {
+    if (value === "") return at;
+    return at + this.buffer.write(SPECIAL.test(value) ? escapeText(value) : value, at, "utf8");
+  }
+
+  private reserve(bytes: number): void {
+    if (this.used + bytes <= this.buffer.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(this.buffer.length * 2, this.used + bytes));
+    this.buffer.copy(grown, 0, 0, this.used);
+    this.buffer = grown;
+  }
+}
+
+/** Writes a non-negative integer's decimal digits at `at`; returns the offset after them. */
+function writeUint(buf: Buffer, at: number, value: number): number {
+  let digits = 1;
+  for (let rest = value; rest >= 10; rest = Math.floor(rest / 10)) digits++;
+  let rest = value;
+  for (let i = at + digits - 1; i >= at; i--) {
+    buf[i] = ZERO + (rest % 10);
+    rest = Math.floor(rest / 10);
+  }
+  return at + digits;
+}
