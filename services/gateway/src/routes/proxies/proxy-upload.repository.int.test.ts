@@ -87,6 +87,37 @@ describe("ProxyCopier (the upload's COPY path)", () => {
     }
   });
 
+  it("uses ids reserved ahead, the first ones when rows were dropped since", async () => {
+    const ips = ["5.5.10.1", "5.5.10.2"];
+    const ids = await inTransaction(async (copier) => {
+      const reserved = copier.reserveIds(5);
+      const taken = await reserved;
+      const stored = await copier.copy(rowsOf(ips), () => columnsOf(ips), reserved);
+      expect(stored).toEqual(taken.slice(0, 2));
+      return stored;
+    });
+    expect(ids).toEqual(await storedIds(ips));
+  });
+
+  it("takes ids again when a reservation ran while a failed COPY had aborted the transaction", async () => {
+    const conflicting = ["5.5.11.1", "5.5.11.2"];
+    const next = ["5.5.11.3", "5.5.11.4"];
+    await h.db.pool.query("INSERT INTO proxies (user_id, ip, port) VALUES ($1, '5.5.11.2', 8080)", [userId]);
+    const ids = await inTransaction(async (copier) => {
+      const ready = copier.reserveIds(2);
+      await ready;
+      const failing = copier.copy(rowsOf(conflicting), () => columnsOf(conflicting), ready);
+      // The COPY is on the wire now; this reservation queues behind it and meets the aborted transaction.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      const late = copier.reserveIds(2);
+      await expect(late).rejects.toMatchObject({ code: "25P02" });
+      expect(await failing).toHaveLength(1);
+      return copier.copy(rowsOf(next), () => columnsOf(next), late);
+    });
+    expect(ids).toEqual(await storedIds(next));
+    expect(await storedIds(conflicting)).toHaveLength(2);
+  });
+
   it("keeps one savepoint open between batches, not one per batch", async () => {
     const client = await h.db.pool.connect();
     try {

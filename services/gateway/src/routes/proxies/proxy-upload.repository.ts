@@ -141,9 +141,11 @@ const SAVEPOINT = "roost_upload_copy";
  * the rows that were missing.
  *
  * Round trips are what an upload waits on (the gateway parses the next
- * batch meanwhile), so a batch costs two: the savepoint (the previous
- * batch's is released in the same message) with the ids, and the COPY.
- * One savepoint stays open between batches; COMMIT or ROLLBACK ends it.
+ * batch meanwhile): a batch's ids can be reserved as soon as the batch is
+ * known (`reserveIds`; the statement queues behind the COPY in progress),
+ * and its savepoint (releasing the previous batch's) travels in the COPY's
+ * own message. One savepoint stays open between batches; COMMIT or ROLLBACK
+ * ends it.
  */
 export class ProxyCopier {
   private savepointOpen = false;
@@ -154,35 +156,57 @@ export class ProxyCopier {
   ) {}
 
   /**
-   * Stores the rows; `columns` gives the same rows for the fallback
-   * (only called if it is needed). Returns the ids in row order.
+   * Takes `count` ids from the table's sequence now (sequences are not
+   * transactional: unused ids are a gap, as after any rollback). The answer
+   * is awaited by `copy`, so a failure here surfaces there.
    */
-  async copy(rows: ProxyCopyText, columns: () => ProxyInsertBatch): Promise<number[]> {
+  reserveIds(count: number): Promise<number[]> {
+    const reserved = this.takeIds(count);
+    reserved.catch(() => undefined);
+    return reserved;
+  }
+
+  /**
+   * Stores the rows; `columns` gives the same rows for the fallback
+   * (only called if it is needed). `reserved` are ids from reserveIds, at
+   * least one per row. Returns the ids in row order.
+   */
+  async copy(rows: ProxyCopyText, columns: () => ProxyInsertBatch, reserved?: Promise<number[]>): Promise<number[]> {
     const count = rows.rows;
     if (count === 0) return [];
-    // One simple-protocol message; `count` is a length, interpolated as a number.
-    const results = (await this.client.query(
-      `${this.savepointOpen ? `RELEASE SAVEPOINT ${SAVEPOINT}; ` : ""}SAVEPOINT ${SAVEPOINT}; ` +
-        // The sequence is looked up once (an InitPlan), not per row: per row it was most of this statement's time.
-        `WITH taken AS (SELECT nextval((SELECT pg_get_serial_sequence('proxies', 'id'))::regclass) AS id FROM generate_series(1, ${Math.trunc(count)}))
-         SELECT min(id)::float8 AS first, (max(id) - min(id) + 1 = count(*)) AS contiguous,
-                CASE WHEN max(id) - min(id) + 1 <> count(*) THEN string_agg(id::text, ',') END AS ids FROM taken`,
-    )) as unknown as pg.QueryResult<{ first: number; contiguous: boolean; ids: string | null }>[];
-    this.savepointOpen = true;
-    const taken = results[results.length - 1]?.rows[0];
-    // Usually one run of numbers; another session's nextval in between splits it.
-    const ids = taken?.contiguous ? Array.from({ length: count }, (_, i) => taken.first + i) : (taken?.ids ?? "").split(",").map(Number);
-    if (ids.length !== count) throw new Error(`expected ${count} ids from the sequence, got ${ids.length}`);
+    // A reservation made while a failed COPY had aborted the transaction was refused: take the ids again.
+    const ready = reserved ? await reserved.catch(() => null) : null;
+    const ids = ready !== null && ready.length >= count ? ready.slice(0, count) : await this.takeIds(count);
+    const savepoint = `${this.savepointOpen ? `RELEASE SAVEPOINT ${SAVEPOINT}; ` : ""}SAVEPOINT ${SAVEPOINT}; `;
     try {
-      const copy = this.client.query(copyFrom(`COPY proxies (${COPY_TEXT_COLUMNS}) FROM STDIN`));
+      // A simple-protocol message may end with COPY FROM STDIN; the statements before it run first.
+      const copy = this.client.query(copyFrom(`${savepoint}COPY proxies (${COPY_TEXT_COLUMNS}) FROM STDIN`));
       const done = Promise.race([once(copy, "finish"), once(copy, "error").then(([error]) => Promise.reject(error as Error))]);
       copy.end(rows.withIds(ids));
       await done;
+      this.savepointOpen = true;
     } catch (error) {
       if ((error as { code?: string }).code !== "23505") throw error;
+      // The savepoint was taken before the COPY failed: only this batch is undone.
+      this.savepointOpen = true;
       await this.client.query(`ROLLBACK TO SAVEPOINT ${SAVEPOINT}`);
       return insertProxies(this.client, this.userId, columns());
     }
+    return ids;
+  }
+
+  private async takeIds(count: number): Promise<number[]> {
+    // `count` is a length, interpolated as a number. The sequence is looked up
+    // once (an InitPlan), not per row: per row it was most of this statement's time.
+    const { rows } = await this.client.query<{ first: number; contiguous: boolean; ids: string | null }>(
+      `WITH taken AS (SELECT nextval((SELECT pg_get_serial_sequence('proxies', 'id'))::regclass) AS id FROM generate_series(1, ${Math.trunc(count)}))
+       SELECT min(id)::float8 AS first, (max(id) - min(id) + 1 = count(*)) AS contiguous,
+              CASE WHEN max(id) - min(id) + 1 <> count(*) THEN string_agg(id::text, ',') END AS ids FROM taken`,
+    );
+    const taken = rows[0];
+    // Usually one run of numbers; another session's nextval in between splits it.
+    const ids = taken?.contiguous ? Array.from({ length: count }, (_, i) => taken.first + i) : (taken?.ids ?? "").split(",").map(Number);
+    if (ids.length !== count) throw new Error(`expected ${count} ids from the sequence, got ${ids.length}`);
     return ids;
   }
 }
