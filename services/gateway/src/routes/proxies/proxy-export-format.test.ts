@@ -63,4 +63,13 @@ describe("csvLine", () => {
       '1,1.2.3.4,8080,"a,b","say ""hi""",,US,datacenter,elite,250,true,,good,87.5',
     );
   });
+
+  it("keeps spreadsheets from running a cell as a formula: a leading ' and quotes", () => {
+    const cells = (username: string, password: string) => csvLine(row({ username, password })).split(",").slice(3, 5);
+    expect(cells('=HYPERLINK("http://x.example")', "+1")).toEqual(['"\'=HYPERLINK(""http://x.example"")"', '"\'+1"']);
+    expect(cells("-2+3", "@SUM(A1)")).toEqual(['"\'-2+3"', '"\'@SUM(A1)"']);
+    expect(cells("\tcmd", "\rx")).toEqual(['"\'\tcmd"', '"\'\rx"']);
+    // Only the first character counts.
+    expect(cells("user=1", "p@ss-word")).toEqual(["user=1", "p@ss-word"]);
+  });
 });

@@ -173,7 +173,18 @@ export function jsonObject(row: ExportRow): string {
 }
 
 const NEEDS_QUOTES = /[",\r\n]|^\s|\s$/;
-const csvField = (value: string): string => (NEEDS_QUOTES.test(value) ? `"${value.replace(/"/g, '""')}"` : value);
+/**
+ * A cell a spreadsheet would run as a formula (OWASP "CSV injection"):
+ * credentials come from scraped lists, so `=HYPERLINK(...)` as a user name
+ * is to be expected. Such a cell gets a leading `'` (shown as text by
+ * Excel, LibreOffice and Google Sheets) and quotes; json and line templates
+ * keep values exactly.
+ */
+const FORMULA_START = /^[=+\-@\t\r]/;
+const csvField = (value: string): string => {
+  const text = FORMULA_START.test(value) ? `'${value}` : value;
+  return text !== value || NEEDS_QUOTES.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+};
 
 /** RFC 4180 line (CRLF-free; `protocols` joined with `;`). */
 export function csvLine(row: ExportRow): string {
