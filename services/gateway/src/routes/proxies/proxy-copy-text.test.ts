@@ -29,6 +29,12 @@ describe("ProxyCopyText (COPY text rows of the upload)", () => {
     expect(text.withIds([1]).toString()).toContain("\ta\\\\Nb\tt\\tn\\nr\\r\\\\\t");
   });
 
+  it("writes a value that turns non-ASCII or special halfway through", () => {
+    const text = new ProxyCopyText(1);
+    text.add(row({ username: "pass-ж\t1", password: "abc\u0001d" }));
+    expect(text.withIds([1]).toString("utf8")).toContain("\tpass-ж\\t1\tabc\u0001d\t");
+  });
+
   it("writes UTF-8 and grows past its first guess for long credentials", () => {
     const text = new ProxyCopyText(1, 1);
     const long = "ж".repeat(255);

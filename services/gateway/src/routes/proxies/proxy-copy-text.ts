@@ -128,8 +128,18 @@ export class ProxyCopyText {
   }
 
   private writeText(at: number, value: string): number {
-    if (value === "") return at;
-    return at + this.buffer.write(SPECIAL.test(value) ? escapeText(value) : value, at, "utf8");
+    // Printable ASCII (nearly every value) byte by byte: cheaper than a call into Buffer#write for a few bytes.
+    const buf = this.buffer;
+    const length = value.length;
+    let i = 0;
+    for (; i < length; i++) {
+      const code = value.charCodeAt(i);
+      if (code < 0x20 || code > 0x7e || code === 0x5c) break;
+      buf[at + i] = code;
+    }
+    if (i === length) return at + length;
+    const rest = value.slice(i);
+    return at + i + buf.write(SPECIAL.test(rest) ? escapeText(rest) : rest, at + i, "utf8");
   }
 
   private reserve(bytes: number): void {
