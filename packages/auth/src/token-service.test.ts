@@ -1,5 +1,7 @@
 import { createHmac } from "node:crypto";
-import { createTokenService, InvalidTokenError, issuedAtMsFromJti } from "./token-service.js";
+import { jest } from "@jest/globals";
+import jwt from "jsonwebtoken";
+import { createTokenService, InvalidTokenError, issuedAtMsFromJti, VERIFIED_TOKEN_CACHE_SIZE } from "./token-service.js";
 
 const SECRET = "s".repeat(32);
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
@@ -61,5 +63,52 @@ describe("token service", () => {
     expect(reasonOf(() => tokens.verify(hs({ alg: "HS256" }, { ...claims, exp: Math.floor(Date.now() / 1000) - 1 })))).toBe("expired");
     expect(reasonOf(() => tokens.verify(hs({ alg: "HS256" }, { ...claims, role: "owner" })))).toBe("claims");
     expect(reasonOf(() => tokens.verify(hs({ alg: "HS256" }, { ...claims, user_id: 1.5 })))).toBe("claims");
+  });
+
+  describe("remembered verifications", () => {
+    afterEach(() => {
+      jest.restoreAllMocks();
+    });
+
+    it("answers a token it verified before without verifying the signature again, until it expires", () => {
+      const service = createTokenService({ secret: SECRET, ttlMinutes: 15 });
+      const { token, claims } = service.sign({ userId: 9, role: "user" });
+      const verify = jest.spyOn(jwt, "verify");
+      expect(service.verify(token)).toEqual(claims);
+      expect(service.verify(token)).toEqual(claims);
+      expect(verify).toHaveBeenCalledTimes(1);
+      // One second before exp it is still good; at exp it is expired, as jsonwebtoken decides.
+      const now = jest.spyOn(Date, "now").mockReturnValue(claims.exp * 1000 - 1);
+      expect(reasonOf(() => service.verify(token))).toBe("accepted");
+      now.mockReturnValue(claims.exp * 1000);
+      expect(reasonOf(() => service.verify(token))).toBe("expired");
+      // Forgotten once expired: the signature path answers from now on.
+      expect(reasonOf(() => service.verify(token))).toBe("expired");
+      expect(verify).toHaveBeenCalledTimes(2);
+    });
+
+    it("never answers a token that differs from a remembered one, even only in its signature", () => {
+      const service = createTokenService({ secret: SECRET, ttlMinutes: 15 });
+      const { token } = service.sign({ userId: 9, role: "user" });
+      service.verify(token);
+      const [header, payload, signature = ""] = token.split(".");
+      const forged = `${header}.${payload}.${signature.slice(0, -2)}${signature.endsWith("AA") ? "BB" : "AA"}`;
+      expect(reasonOf(() => service.verify(forged))).toBe("signature");
+      // Another service (another secret) shares nothing.
+      const other = createTokenService({ secret: "t".repeat(32), ttlMinutes: 15 });
+      expect(reasonOf(() => other.verify(token))).toBe("signature");
+    });
+
+    it("keeps at most VERIFIED_TOKEN_CACHE_SIZE tokens, forgetting the oldest first", () => {
+      const service = createTokenService({ secret: SECRET, ttlMinutes: 15 });
+      const tokens = Array.from({ length: VERIFIED_TOKEN_CACHE_SIZE + 1 }, (_, i) => service.sign({ userId: i + 1, role: "user" }).token);
+      for (const token of tokens) service.verify(token);
+      const verify = jest.spyOn(jwt, "verify");
+      service.verify(tokens[tokens.length - 1]!);
+      service.verify(tokens[1]!);
+      expect(verify).toHaveBeenCalledTimes(0);
+      expect(service.verify(tokens[0]!).user_id).toBe(1);
+      expect(verify).toHaveBeenCalledTimes(1);
+    });
   });
 });

@@ -43,12 +43,28 @@ export function issuedAtMsFromJti(jti: string): number | null {
   return parseInt(hex.slice(0, 12), 16);
 }
 
+/** Verified tokens remembered per service: a session sends the same token on every request. */
+export const VERIFIED_TOKEN_CACHE_SIZE = 10_000;
+
 export function createTokenService({ secret, ttlMinutes }: { secret: string; ttlMinutes: number }): TokenService {
   if (Buffer.byteLength(secret) < 32) throw new Error("JWT secret must be at least 32 bytes");
   // A KeyObject, made once: given a string, jsonwebtoken first tries to parse
   // it as a PEM public key on every call and catches the failure, which made
   // each verify ~50x slower (~0.5 ms of CPU per authenticated request).
   const key = createSecretKey(Buffer.from(secret));
+  // Token text -> its verified claims. Only tokens that passed every check
+  // get in, keyed by the whole text (signature included), so a hit is the
+  // answer verification would give again, except for time: expiry is checked
+  // on every call. Verification was about a tenth of the gateway's CPU for a
+  // cheap list page (docs/benchmarks.md). Bounded; the oldest entry goes first.
+  const verified = new Map<string, VerifiedToken>();
+  const remember = (token: string, claims: VerifiedToken): void => {
+    if (verified.size >= VERIFIED_TOKEN_CACHE_SIZE) {
+      const oldest = verified.keys().next();
+      if (!oldest.done) verified.delete(oldest.value);
+    }
+    verified.set(token, Object.freeze(claims));
+  };
   return {
     ttlMinutes,
     sign({ userId, role }, notBeforeMs = 0) {
@@ -61,6 +77,13 @@ export function createTokenService({ secret, ttlMinutes }: { secret: string; ttl
     },
     verify(token) {
       if (!token) throw new InvalidTokenError("missing");
+      const known = verified.get(token);
+      if (known) {
+        // jsonwebtoken's rule: expired once the clock (whole seconds) reaches exp.
+        if (Math.floor(Date.now() / 1000) < known.exp) return known;
+        verified.delete(token);
+        throw new InvalidTokenError("expired");
+      }
       let decoded: unknown;
       try {
         // Only HS256: `alg: none` and algorithm-confusion tokens fail here.
@@ -87,7 +110,9 @@ export function createTokenService({ secret, ttlMinutes }: { secret: string; ttl
       }
       const issuedAtMs = issuedAtMsFromJti(jti);
       if (issuedAtMs === null) throw new InvalidTokenError("claims");
-      return { user_id, role, iat, exp, jti, issuedAtMs };
+      const claims: VerifiedToken = { user_id, role, iat, exp, jti, issuedAtMs };
+      remember(token, claims);
+      return claims;
     },
   };
 }
