@@ -90,6 +90,23 @@ describe("proxy list, filters, detail and statistics", () => {
     expect((res.body as ListBody).proxies).toHaveLength(16);
   });
 
+  it("builds the same bytes as JSON.stringify for text columns holding quotes, backslashes, separators, spaces and empty strings", async () => {
+    // The REST rows arrive as PostgreSQL row values (record-text.ts); what record_out quotes must come back exactly.
+    const { token: fourth } = await h.register();
+    const fourthId = await userIdOfToken(h, fourth);
+    const awkward = ['a"b', "c\\d", "e,f", "(g)", " h ", "", "ж ü", '\\"(,)"\\', "N/A", "\t"];
+    for (let i = 0; i < awkward.length; i++) await insertProxy(h.db.pool, fourthId, { ip: `45.0.0.${i + 1}` });
+    await h.db.pool.query(
+      `UPDATE proxies p SET country = a.v, estimated_type = a.v, anonymity_level = a.v, reputation_label = a.v
+         FROM unnest($2::text[]) WITH ORDINALITY AS a(v, n) WHERE p.user_id = $1 AND p.ip = '45.0.0.' || a.n`,
+      [fourthId, awkward],
+    );
+    const res = await get("/api/getProxyPage/1?pageSize=100", fourth);
+    expect(res.status).toBe(200);
+    expect(res.text).toBe(JSON.stringify(await listProxies(h.deps.db, fourthId, parseProxyFilters({ pageSize: "100" }), 1, 100)));
+    expect((res.body as ListBody).proxies.map((p) => p.country)).toEqual(awkward);
+  });
+
   it("lists rows with the contract's fields in id order", async () => {
     const body = await list("");
     expect(body.total).toBe(5);

@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { buildProxyWhere, isUnfiltered, type ProxyFilters } from "./proxy-filter.js";
+import { splitRecordText } from "./record-text.js";
 
 /**
  * Reads of the proxy inventory, in SQL on the pool (DESIGN.md lets hot paths
@@ -108,10 +109,11 @@ export async function selectProxyPageTuples(
   }
   const counted = counter ? null : countMatchingProxies(pool, userId, filters);
   counted?.catch(() => undefined);
-  const { rows } = await pool.query<ProxyPageRow>({
+  const result = await pool.query<[record: string, total: string | null, counterRows: string]>({
     // The unfiltered page (most requests) is a prepared statement: parsed once per connection.
     name: isUnfiltered(filters) ? "roost_proxy_page_unfiltered" : undefined,
-    text: `SELECT ${TUPLE_COLUMNS}, c.total::text, c.row_count
+    // Each row's columns as one row value: the driver decodes one string per row, not twelve (record-text.ts).
+    text: `SELECT ROW(${TUPLE_COLUMNS})::text, c.total::text, c.row_count
        FROM (SELECT p.id FROM proxies p WHERE ${where.text} ORDER BY p.id LIMIT $1 OFFSET $2) page
        JOIN proxies p ON p.id = page.id
        CROSS JOIN ${total} c
@@ -119,6 +121,11 @@ export async function selectProxyPageTuples(
     values: params,
     rowMode: "array",
     types: RAW_TEXT,
+  });
+  const rows = result.rows.map(([record, rowTotal, counterRows]) => {
+    const row = splitRecordText(record);
+    row.push(rowTotal, counterRows);
+    return row as ProxyPageRow;
   });
   if (counted) return { rows, total: await counted };
   const first = rows[0];
