@@ -7,7 +7,7 @@
  *
  * The id is not known when a row is written (it comes from the table's
  * sequence when the batch is stored), so each row starts with a fixed-width
- * field of zeros that `withIds` fills in: PostgreSQL reads `0000000042` as
+ * field that `withIds` fills in with zero-padded digits: PostgreSQL reads `0000000042` as
  * 42.
  */
 export const COPY_TEXT_COLUMNS = "id, user_id, ip, port, username, password, scheme_hint, country, asn, estimated_type";
@@ -61,9 +61,8 @@ export class ProxyCopyText {
     this.reserve(128 + 6 * (username.length + password.length + row.country.length + row.estimatedType.length + (row.schemeHint?.length ?? 0)));
     const buf = this.buffer;
     this.starts.push(this.used);
-    let at = this.used;
-    buf.fill(ZERO, at, at + ID_WIDTH);
-    at += ID_WIDTH;
+    // The id field is left for withIds to write.
+    let at = this.used + ID_WIDTH;
     at += this.userIdField.copy(buf, at);
     const ip = row.ip;
     at = writeUint(buf, at, (ip >>> 24) & 255);
@@ -117,9 +116,8 @@ export class ProxyCopyText {
       let id = ids[i] ?? 0;
       if (!Number.isInteger(id) || id < 1 || id > MAX_ID) throw new Error(`proxy id out of range: ${id}`);
       const start = this.starts[i] ?? 0;
-      buf.fill(ZERO, start, start + ID_WIDTH);
-      // Right-aligned in the zero-filled field.
-      for (let at = start + ID_WIDTH - 1; id > 0; at--) {
+      // All ten digits, right to left: leading zeros once the number runs out.
+      for (let at = start + ID_WIDTH - 1; at >= start; at--) {
         buf[at] = ZERO + (id % 10);
         id = Math.floor(id / 10);
       }
