@@ -9,7 +9,7 @@ import { createBenchDatabase, seedProxies } from "./bench-database.js";
 import { apiExport, apiUpload, sqlExport, sqlUpload, uploadLines, type BulkResult } from "./bulk-scenarios.js";
 import { FIRST_HUNDRED, LIST_SCENARIOS } from "./list-scenarios.js";
 import type { GatewayWorkerData, GatewayWorkerMessage } from "./gateway.worker.js";
-import { LoopbackClient, mergeSamples, percentile, runLoad, type Samples } from "./load.js";
+import { KeepAliveGetClient, LoopbackClient, mergeSamples, percentile, runLoad, type Samples } from "./load.js";
 
 /**
  * `npm run bench`: the proxy inventory at 1M rows, the API beside the raw SQL
@@ -94,14 +94,15 @@ async function main(config: BenchConfig): Promise<number> {
     out();
     out(`List pages (pageSize 40), ${config.concurrency} concurrent clients, up to ${config.requests} requests per side:`);
     out(`${"scenario".padEnd(28)}${"API p50".padStart(11)}${"API p99".padStart(11)}${"SQL p50".padStart(11)}${"SQL p99".padStart(11)}${"p99 API/SQL".padStart(13)}  n`);
-    const auth = { Authorization: `Bearer ${listUser.token}` };
+    const pages = new KeepAliveGetClient(address.port, { Authorization: `Bearer ${listUser.token}` });
+    cleanups.push({ what: "page client", run: async () => pages.close() });
     const apiTotals = new Map<string, number>();
     const firstHundred: Samples[] = [];
     let worstApiP99 = 0;
     let worstApiMax = 0;
     for (const scenario of LIST_SCENARIOS) {
       const apiCall = async (i: number): Promise<void> => {
-        const res = await client.request("GET", scenario.apiPath(i), auth);
+        const res = await pages.get(scenario.apiPath(i));
         if (res.status !== 200) throw new Error(`${scenario.apiPath(i)} answered ${res.status}: ${res.body.toString().slice(0, 200)}`);
         if (i === 0) apiTotals.set(scenario.name, (JSON.parse(res.body.toString()) as { total: number }).total);
       };

@@ -1,4 +1,5 @@
 import http from "node:http";
+import net from "node:net";
 import { performance } from "node:perf_hooks";
 
 /** Latency samples of one side of one scenario, in milliseconds. */
@@ -111,5 +112,114 @@ export class LoopbackClient {
 
   close(): void {
     this.agent.destroy();
+  }
+}
+
+/**
+ * The list scenarios' load generator: GET requests over `connections`
+ * keep-alive HTTP/1.1 connections, one request in flight per connection,
+ * responses framed by their Content-Length (anything else is an error).
+ *
+ * Why not node:http: its client costs about as much CPU per request as a
+ * fifth of the gateway's page, and on the benchmark's two cores that CPU is
+ * taken from the gateway and PostgreSQL, so the instrument would inflate
+ * the API's latency (clients of a real deployment run on other machines).
+ * This client writes a prepared request line and reads one header block:
+ * the same role wrk or autocannon play, kept in-process so the latencies
+ * are measured exactly as the raw SQL side's (docs/benchmarks.md).
+ */
+export class KeepAliveGetClient {
+  private readonly idle: KeepAliveConnection[] = [];
+  private readonly all = new Set<KeepAliveConnection>();
+
+  constructor(
+    private readonly port: number,
+    private readonly headers: Record<string, string>,
+  ) {}
+
+  async get(path: string): Promise<HttpResult> {
+    let connection = this.idle.pop();
+    while (connection && !connection.reusable) connection = this.idle.pop();
+    connection ??= await this.open();
+    const result = await connection.get(path, this.headers);
+    if (connection.reusable) this.idle.push(connection);
+    else this.all.delete(connection);
+    return result;
+  }
+
+  close(): void {
+    for (const connection of this.all) connection.destroy();
+    this.all.clear();
+    this.idle.length = 0;
+  }
+
+  private async open(): Promise<KeepAliveConnection> {
+    const socket = net.connect(this.port, "127.0.0.1");
+    socket.setNoDelay(true);
+    await new Promise<void>((resolve, reject) => {
+      socket.once("connect", resolve);
+      socket.once("error", reject);
+    });
+    const connection = new KeepAliveConnection(socket);
+    this.all.add(connection);
+    return connection;
+  }
+}
+
+const HEADER_END = Buffer.from("\r\n\r\n");
+
+class KeepAliveConnection {
+  reusable = true;
+  private buffered: Buffer = Buffer.alloc(0);
+  private waiting: { resolve(result: HttpResult): void; reject(error: Error): void } | null = null;
+
+  constructor(private readonly socket: net.Socket) {
+    socket.on("data", (chunk: Buffer) => {
+      this.buffered = this.buffered.length === 0 ? chunk : Buffer.concat([this.buffered, chunk]);
+      this.deliver();
+    });
+    const fail = (error: Error): void => {
+      this.reusable = false;
+      const waiting = this.waiting;
+      this.waiting = null;
+      waiting?.reject(error);
+    };
+    socket.on("error", fail);
+    socket.on("close", () => fail(new Error("connection closed")));
+  }
+
+  get(path: string, headers: Record<string, string>): Promise<HttpResult> {
+    let head = `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n`;
+    for (const [name, value] of Object.entries(headers)) head += `${name}: ${value}\r\n`;
+    return new Promise((resolve, reject) => {
+      this.waiting = { resolve, reject };
+      this.socket.write(`${head}\r\n`, "latin1");
+    });
+  }
+
+  destroy(): void {
+    this.reusable = false;
+    this.socket.destroy();
+  }
+
+  /** Resolves the waiting request once its whole response is buffered. */
+  private deliver(): void {
+    const headerEnd = this.buffered.indexOf(HEADER_END);
+    if (headerEnd === -1 || !this.waiting) return;
+    const head = this.buffered.toString("latin1", 0, headerEnd);
+    const status = Number(head.slice(9, 12));
+    const length = /\r\ncontent-length: *(\d+)/i.exec(head)?.[1];
+    if (length === undefined) {
+      this.socket.destroy(new Error(`response without Content-Length: ${head.split("\r\n")[0] ?? ""}`));
+      return;
+    }
+    const end = headerEnd + HEADER_END.length + Number(length);
+    if (this.buffered.length < end) return;
+    const body = this.buffered.subarray(headerEnd + HEADER_END.length, end);
+    this.buffered = this.buffered.subarray(end);
+    if (/\r\nconnection: *close/i.test(head)) this.reusable = false;
+    const waiting = this.waiting;
+    this.waiting = null;
+    waiting.resolve({ status, body });
   }
 }

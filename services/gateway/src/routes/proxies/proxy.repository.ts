@@ -109,14 +109,19 @@ export async function selectProxyPageTuples(
   }
   const counted = counter ? null : countMatchingProxies(pool, userId, filters);
   counted?.catch(() => undefined);
+  const unfiltered = isUnfiltered(filters);
+  // The unfiltered page (most requests) is a prepared statement that keeps one plan: its ids come from
+  // roost_proxy_page_ids (migration 20261125000000), so nothing in it is re-planned per page.
+  const from = unfiltered
+    ? `proxies p CROSS JOIN ${total} c WHERE p.id = ANY(roost_proxy_page_ids($3, $1, $2))`
+    : `(SELECT p.id FROM proxies p WHERE ${where.text} ORDER BY p.id LIMIT $1 OFFSET $2) page
+       JOIN proxies p ON p.id = page.id
+       CROSS JOIN ${total} c`;
   const result = await pool.query<[record: string, total: string | null, counterRows: string]>({
-    // The unfiltered page (most requests) is a prepared statement: parsed once per connection.
-    name: isUnfiltered(filters) ? "roost_proxy_page_unfiltered" : undefined,
+    name: unfiltered ? "roost_proxy_page_unfiltered" : undefined,
     // Each row's columns as one row value: the driver decodes one string per row, not twelve (record-text.ts).
     text: `SELECT ROW(${TUPLE_COLUMNS})::text, c.total::text, c.row_count
-       FROM (SELECT p.id FROM proxies p WHERE ${where.text} ORDER BY p.id LIMIT $1 OFFSET $2) page
-       JOIN proxies p ON p.id = page.id
-       CROSS JOIN ${total} c
+       FROM ${from}
       ORDER BY p.id`,
     values: params,
     rowMode: "array",

@@ -1,0 +1,66 @@
+import type pg from "pg";
+import { startGatewayHarness, type GatewayHarness } from "../../test-support/gateway.harness.js";
+import { userIdOfToken } from "../../test-support/proxy-fixtures.js";
+import { parseProxyFilters } from "./proxy-query.service.js";
+import { countMatchingProxies, selectProxyPage, selectProxyPageTuples } from "./proxy.repository.js";
+
+describe("selectProxyPageTuples, unfiltered (ids from roost_proxy_page_ids, one cached plan)", () => {
+  let h: GatewayHarness;
+  let userId: number;
+  let otherId: number;
+  const unfiltered = parseProxyFilters({});
+
+  beforeAll(async () => {
+    h = await startGatewayHarness();
+    userId = await userIdOfToken(h, (await h.register()).token);
+    otherId = await userIdOfToken(h, (await h.register()).token);
+    // 20,000 rows for the user (enough that a plan for an unknown LIMIT looks costly to the planner),
+    // 10,000 for another user interleaved in id order.
+    await h.db.pool.query(
+      `INSERT INTO proxies (user_id, ip, port, country)
+       SELECT CASE WHEN g % 3 = 0 THEN $2::int ELSE $1::int END, '10.' || (g / 65536) || '.' || (g / 256 % 256) || '.' || (g % 256), 8080, 'US'
+         FROM generate_series(1, 30000) g`,
+      [userId, otherId],
+    );
+    await h.db.pool.query("ANALYZE proxies");
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  /** What the page must be: the deferred join with LIMIT/OFFSET and the exact count. */
+  const expected = async (client: pg.PoolClient, limit: number, offset: number) => {
+    const rows = await selectProxyPage(client, userId, unfiltered, limit, offset);
+    return { ids: rows.map((r) => String(r.id)), total: await countMatchingProxies(client, userId, unfiltered) };
+  };
+
+  it("gives the rows and total of LIMIT/OFFSET paging on every run, also after the plan cache settles on a generic plan", async () => {
+    const client = await h.db.pool.connect();
+    try {
+      // More runs than the 5 custom plans PostgreSQL tries first, with limits and offsets of every kind.
+      const pages: [limit: number, offset: number][] = [
+        [7, 0], [7, 7], [40, 0], [1, 19_999], [7, 19_996], [100, 0], [40, 20], [7, 20_000], [40, 10_000], [40, 2 ** 31 * 100], [3, 30], [40, 80],
+      ];
+      for (const [limit, offset] of pages) {
+        const { rows, total } = await selectProxyPageTuples(client, userId, unfiltered, limit, offset);
+        const want = await expected(client, limit, offset);
+        expect({ ids: rows.map((r) => r[0]), total }).toEqual(want);
+        expect(rows.length).toBe(Math.max(0, Math.min(limit, 20_000 - offset)));
+      }
+      const { rows } = await client.query<{ generic_plans: string }>(
+        "SELECT generic_plans FROM pg_prepared_statements WHERE name = 'roost_proxy_page_unfiltered'",
+      );
+      // The point of the function: the page statement is no longer planned per request.
+      expect(Number(rows[0]?.generic_plans)).toBeGreaterThan(0);
+    } finally {
+      client.release();
+    }
+  });
+
+  it("never returns another user's rows", async () => {
+    const { rows, total } = await selectProxyPageTuples(h.db.pool, otherId, unfiltered, 100, 0);
+    expect(total).toBe(10_000);
+    const owners = await h.db.pool.query<{ user_id: number }>("SELECT DISTINCT user_id FROM proxies WHERE id = ANY($1::int[])", [rows.map((r) => Number(r[0]))]);
+    expect(owners.rows).toEqual([{ user_id: otherId }]);
+  });
+});
