@@ -90,6 +90,19 @@ async function main(config: BenchConfig): Promise<number> {
     const { rows: sizeRows } = await sql.query<{ size: string }>("SELECT pg_size_pretty(pg_total_relation_size('proxies')) AS size");
     out(`seeded ${config.proxies.toLocaleString("en")} proxies in ${((Date.now() - seedStarted) / 1000).toFixed(1)} s (proxies table with indexes: ${sizeRows[0]?.size ?? "?"})`);
 
+    // The seed and each upload leave up to a gigabyte of WAL whose checkpoint PostgreSQL spreads
+    // over the next 30-60 s: flushed before each measured part instead, so no part (and no side of
+    // one) is measured while the previous part's pages are written out.
+    let checkpointRefused: string | undefined;
+    const settle = async (): Promise<void> => {
+      if (checkpointRefused !== undefined) return;
+      await sql.query("CHECKPOINT").catch((error: unknown) => {
+        checkpointRefused = error instanceof Error ? error.message : String(error);
+        out(`(CHECKPOINT refused, parts are measured while earlier writes are flushed: ${checkpointRefused})`);
+      });
+    };
+    await settle();
+
     // --- list pages -------------------------------------------------------
     out();
     out(`List pages (pageSize 40), ${config.concurrency} concurrent clients, up to ${config.requests} requests per side:`);
@@ -155,7 +168,9 @@ async function main(config: BenchConfig): Promise<number> {
     const lines = uploadLines(config.uploadLines);
     const uploadBytes = Buffer.byteLength(lines.join("\n")) + 1;
     out(`Upload of ${config.uploadLines.toLocaleString("en")} lines (${(uploadBytes / 2 ** 20).toFixed(2)} MiB), end to end:`);
+    await settle();
     const apiUp = await apiUpload(client, uploadUser.token, lines);
+    await settle();
     const sqlUp = await sqlUpload(sql, referenceUser.userId, lines);
     reportBulk("upload", "lines", apiUp, sqlUp, TARGETS.uploadLinesPerSec, verdicts);
     if (apiUp.available && apiUp.details) {
@@ -166,6 +181,7 @@ async function main(config: BenchConfig): Promise<number> {
     // --- export -------------------------------------------------------------
     out();
     out(`Export of ${config.proxies.toLocaleString("en")} rows (ip:port), streamed:`);
+    await settle();
     const sqlOut = await sqlExport(sql, listUser.userId);
     const apiOut = await apiExport(client, listUser.token);
     reportBulk("export", "rows", apiOut, sqlOut, TARGETS.exportRowsPerSec, verdicts);
