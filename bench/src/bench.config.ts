@@ -26,6 +26,12 @@ export interface BenchConfig {
   maxScenarioMs: number;
   /** Unmeasured requests per scenario and side before measuring. */
   warmupRequests: number;
+  /**
+   * Unmeasured requests per side before the first list scenario, of every
+   * scenario in turn: V8 optimises the gateway's and the clients' code over
+   * the first few thousand requests (docs/benchmarks.md, Method).
+   */
+  jitWarmupRequests: number;
 }
 
 export function benchConfigFrom(argv: readonly string[], env: Record<string, string | undefined>): BenchConfig {
@@ -40,6 +46,7 @@ export function benchConfigFrom(argv: readonly string[], env: Record<string, str
     requests: smoke ? 64 : 2_000,
     maxScenarioMs: smoke ? 4_000 : 30_000,
     warmupRequests: smoke ? 16 : 64,
+    jitWarmupRequests: smoke ? 64 : 3_000,
   };
 }
 

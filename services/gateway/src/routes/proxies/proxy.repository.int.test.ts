@@ -2,7 +2,7 @@ import type pg from "pg";
 import { startGatewayHarness, type GatewayHarness } from "../../test-support/gateway.harness.js";
 import { userIdOfToken } from "../../test-support/proxy-fixtures.js";
 import { parseProxyFilters } from "./proxy-query.service.js";
-import { countMatchingProxies, selectProxyPage, selectProxyPageTuples } from "./proxy.repository.js";
+import { countMatchingProxies, FOLD_THRESHOLD, selectProxyPage, selectProxyPageTuples } from "./proxy.repository.js";
 
 describe("selectProxyPageTuples, unfiltered (ids from roost_proxy_page_ids, one cached plan)", () => {
   let h: GatewayHarness;
@@ -55,6 +55,21 @@ describe("selectProxyPageTuples, unfiltered (ids from roost_proxy_page_ids, one 
     } finally {
       client.release();
     }
+  });
+
+  it("folds the counters' delta log once a page had to sum more than FOLD_THRESHOLD rows of it, keeping the total", async () => {
+    const countryRows = async () =>
+      Number((await h.db.pool.query<{ n: string }>("SELECT count(*) AS n FROM user_proxy_counts WHERE user_id = $1 AND dimension = 'country'", [userId])).rows[0]?.n);
+    // Each statement that moves a proxy to another country logs two delta rows.
+    const { rows: some } = await h.db.pool.query<{ id: number }>("SELECT id FROM proxies WHERE user_id = $1 ORDER BY id LIMIT 2", [userId]);
+    for (let k = 0; (await countryRows()) <= FOLD_THRESHOLD; k++) {
+      await h.db.pool.query("UPDATE proxies SET country = $2 WHERE id = $1", [some[k % 2]?.id, k % 3 === 0 ? "DE" : "FR"]);
+    }
+    const before = await selectProxyPageTuples(h.db.pool, userId, unfiltered, 40, 0);
+    expect(before.total).toBe(20_000);
+    // The read that saw the long log folded it: one row per country left (US, DE, FR at most).
+    expect(await countryRows()).toBeLessThanOrEqual(3);
+    expect((await selectProxyPageTuples(h.db.pool, userId, unfiltered, 40, 0)).total).toBe(20_000);
   });
 
   it("never returns another user's rows", async () => {
