@@ -116,9 +116,10 @@ export class LoopbackClient {
 }
 
 /**
- * The list scenarios' load generator: GET requests over `connections`
- * keep-alive HTTP/1.1 connections, one request in flight per connection,
- * responses framed by their Content-Length (anything else is an error).
+ * The list scenarios' load generator: GET requests over keep-alive
+ * HTTP/1.1 connections (opened as concurrent requests need them, then
+ * reused), one request in flight per connection, responses framed by their
+ * Content-Length (anything else is an error).
  *
  * Why not node:http: its client costs about as much CPU per request as a
  * fifth of the gateway's page, and on the benchmark's two cores that CPU is

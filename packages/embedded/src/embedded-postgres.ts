@@ -220,21 +220,6 @@ async function ensureDatabase(server: EmbeddedPostgresServer, name: string): Pro
 }
 
 /**
- * Starts the embedded PostgreSQL cluster under `<dataDir>/postgres`, creating
- * it (initdb) on first use, and makes sure the `roost` database exists.
- * Listens on 127.0.0.1 only, on a port of its own chosen on first start and
- * kept in `<dataDir>/postgres.json` (never 5432; re-chosen if another program
- * took it), with no Unix socket, scram-sha-256 and a random password.
- * Leftovers of a crashed run (stale `postmaster.pid`, an orphaned postmaster)
- * are cleared first. If this process dies abruptly, a watchdog process stops
- * the cluster.
- */
-/**
- * The URL of the embedded PostgreSQL that `startEmbeddedPostgres` keeps under
- * `dataDir`, from its state file; undefined when none was ever started there.
- * Lets tools (the admin CLI) reach the database of a running `npm start`.
- */
-/**
  * shared_buffers of the embedded cluster: an eighth of the machine's memory,
  * at least PostgreSQL's default of 128 MiB and at most 2 GiB. The default
  * alone holds less than a third of a 1M-proxy list with its indexes, so
@@ -247,6 +232,11 @@ export function embeddedSharedBuffersMiB(totalMemoryBytes = os.totalmem()): numb
   return Math.min(2048, Math.max(128, eighth));
 }
 
+/**
+ * The URL of the embedded PostgreSQL that `startEmbeddedPostgres` keeps under
+ * `dataDir`, from its state file; undefined when none was ever started there.
+ * Lets tools (the admin CLI) reach the database of a running `npm start`.
+ */
 export async function embeddedPostgresUrl(dataDir: string): Promise<string | undefined> {
   const statePath = join(dataDir, "postgres.json");
   const state = parsePostgresState(await readStateFile(statePath), statePath);
@@ -257,6 +247,17 @@ function postgresUrl(state: PostgresState): string {
   return `postgresql://${SUPERUSER}:${encodeURIComponent(state.password)}@127.0.0.1:${state.port}/${DATABASE_NAME}`;
 }
 
+/**
+ * Starts the embedded PostgreSQL cluster under `<dataDir>/postgres`, creating
+ * it (initdb) on first use, and makes sure the `roost` database exists.
+ * Listens on 127.0.0.1 only, on a port of its own chosen on first start and
+ * kept in `<dataDir>/postgres.json` (never 5432; re-chosen if another program
+ * took it), with no Unix socket, scram-sha-256 and a random password, and
+ * `shared_buffers` from `embeddedSharedBuffersMiB`.
+ * Leftovers of a crashed run (stale `postmaster.pid`, an orphaned postmaster)
+ * are cleared first. If this process dies abruptly, a watchdog process stops
+ * the cluster.
+ */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgresHandle> {
   const logger = options.logger ?? silentLogger;
   const startTimeoutMs = options.startTimeoutMs ?? 120_000;
