@@ -156,6 +156,22 @@ for (const [received, sent] of Object.entries(forwarded)) {
     if (child.exitCode === null && child.signalCode === null) child.kill(sent);
   });
 }
+// `npm start` runs this script under `sh -c`. A SIGTERM sent to the npm
+// process alone (a supervisor or container runtime stopping "npm start")
+// reaches the shell, which dies without passing it on, and this process is
+// left orphaned with the service still running. Being re-parented is the
+// sign: it is handled like SIGTERM, so the service shuts down in order.
+const parentAtStart = process.ppid;
+const orphanWatch = setInterval(() => {
+  if (process.ppid === parentAtStart) return;
+  clearInterval(orphanWatch);
+  // Whoever read our output may be gone too: a write error must not end this process before the service.
+  process.stdout.on("error", () => undefined);
+  process.stderr.on("error", () => undefined);
+  say("the process that started npm start is gone: stopping");
+  if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+}, 500);
+orphanWatch.unref();
 child.on("error", (error) => {
   console.error(`roost: could not start ${relative(root, entry)}: ${error.message}`);
   process.exit(1);

@@ -135,4 +135,40 @@ describe("npm start on a fresh clone", () => {
       throw new Error(`${error.message}\n${(await processesMentioning(dir)).join("\n")}\n--- output ---\n${output.slice(-3000)}`);
     });
   }, 660_000);
+
+  it("stops in order when only the npm process gets SIGTERM (a supervisor stopping `npm start`)", async () => {
+    const clone = path.join(dir, "r");
+    const port = await freePort();
+    const env: Record<string, string> = {};
+    for (const [key, value] of Object.entries(process.env)) {
+      if (value !== undefined && !["DATABASE_URL", "REDIS_URL", "NODE_ENV", "JWT_SECRET", "DATA_DIR", "PORT", "HOST"].includes(key)) env[key] = value;
+    }
+    env.PORT = String(port);
+    output = "";
+    child = spawn("npm", ["start"], { cwd: clone, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    // Built by the test before: this start only runs the service.
+    await waitFor(
+      async () => {
+        const res = await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => null);
+        return res?.status === 200;
+      },
+      { timeoutMs: 180_000, intervalMs: 500, what: "/readyz to report ready" },
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}\n--- npm start output ---\n${output.slice(-4000)}`);
+    });
+
+    // npm passes SIGTERM to the `sh -c` it runs the script in, which dies without passing it on.
+    process.kill(child.pid ?? 0, "SIGTERM");
+    await waitFor(async () => (await processesMentioning(dir)).length === 0, {
+      timeoutMs: 60_000,
+      what: "every process of the run to exit",
+    }).catch(async (error: Error) => {
+      throw new Error(`${error.message}\n${(await processesMentioning(dir)).join("\n")}\n--- output ---\n${output.slice(-3000)}`);
+    });
+    // An ordered shutdown, not a kill: the service said so, and stopped its embedded servers.
+    expect(output).toContain('"message":"shutting down"');
+    expect(output).toContain("embedded PostgreSQL stopped");
+  }, 300_000);
 });
