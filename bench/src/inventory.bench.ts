@@ -114,8 +114,8 @@ async function main(config: BenchConfig): Promise<number> {
     let worstApiP99 = 0;
     let worstApiMax = 0;
     // Warm-up of the code before anything is measured: the gateway's CPU per page falls about
-    // fivefold over the first ~3,000 requests while V8 optimises it; the first scenario was
-    // measured during that (its ratio moved between 1.1 and 2.1 from run to run).
+    // fivefold over the first ~3,000 requests while V8 optimises it, and the first scenario was
+    // measured during that.
     const everyScenario = (i: number): ListScenario => {
       const scenario = LIST_SCENARIOS[i % LIST_SCENARIOS.length];
       if (!scenario) throw new Error("no list scenarios");
