@@ -29,6 +29,16 @@ async function processesMentioning(needle: string): Promise<string[]> {
   return found;
 }
 
+/** This process's environment without anything that would point `npm start` at other servers, plus PORT. */
+function startEnv(port: number): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value !== undefined && !["DATABASE_URL", "REDIS_URL", "NODE_ENV", "JWT_SECRET", "DATA_DIR", "PORT", "HOST"].includes(key)) env[key] = value;
+  }
+  env.PORT = String(port);
+  return env;
+}
+
 describe("npm start on a fresh clone", () => {
   let dir: string;
   let child: ChildProcess | undefined;
@@ -63,11 +73,7 @@ describe("npm start on a fresh clone", () => {
   it("serves the API with embedded PostgreSQL and Redis, then stops cleanly", async () => {
     const clone = path.join(dir, "r");
     const port = await freePort();
-    const env: Record<string, string> = {};
-    for (const [key, value] of Object.entries(process.env)) {
-      if (value !== undefined && !["DATABASE_URL", "REDIS_URL", "NODE_ENV", "JWT_SECRET", "DATA_DIR", "PORT", "HOST"].includes(key)) env[key] = value;
-    }
-    env.PORT = String(port);
+    const env = startEnv(port);
     child = spawn("npm", ["start"], { cwd: clone, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
     child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
     child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
@@ -139,11 +145,7 @@ describe("npm start on a fresh clone", () => {
   it("stops in order when only the npm process gets SIGTERM (a supervisor stopping `npm start`)", async () => {
     const clone = path.join(dir, "r");
     const port = await freePort();
-    const env: Record<string, string> = {};
-    for (const [key, value] of Object.entries(process.env)) {
-      if (value !== undefined && !["DATABASE_URL", "REDIS_URL", "NODE_ENV", "JWT_SECRET", "DATA_DIR", "PORT", "HOST"].includes(key)) env[key] = value;
-    }
-    env.PORT = String(port);
+    const env = startEnv(port);
     output = "";
     child = spawn("npm", ["start"], { cwd: clone, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
     child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
@@ -160,7 +162,8 @@ describe("npm start on a fresh clone", () => {
     });
 
     // npm passes SIGTERM to the `sh -c` it runs the script in, which dies without passing it on.
-    process.kill(child.pid ?? 0, "SIGTERM");
+    if (child.pid === undefined) throw new Error("npm start has no pid");
+    process.kill(child.pid, "SIGTERM");
     await waitFor(async () => (await processesMentioning(dir)).length === 0, {
       timeoutMs: 60_000,
       what: "every process of the run to exit",
