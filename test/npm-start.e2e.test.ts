@@ -127,7 +127,13 @@ describe("npm start on a fresh clone", () => {
     expect(await opsLogin.json()).toEqual({ token: expect.any(String), role: "admin" });
 
     // The embedded servers are children of this run.
-    expect((await processesMentioning(dir)).some((line) => /postgres|redis-server/.test(line))).toBe(true);
+    const processes = await processesMentioning(dir);
+    expect(processes.some((line) => /postgres|redis-server/.test(line))).toBe(true);
+    // The service runs with the V8 flags of scripts/service-node-flags.mjs.
+    const { SERVICE_NODE_FLAGS } = (await import(path.join(repo, "scripts", "service-node-flags.mjs"))) as { SERVICE_NODE_FLAGS: string[] };
+    const service = processes.find((line) => line.includes("services/all-in-one/dist/main.js"));
+    expect(SERVICE_NODE_FLAGS.length).toBeGreaterThan(0);
+    expect(service?.split(" ")).toEqual(expect.arrayContaining(SERVICE_NODE_FLAGS));
 
     process.kill(-(child.pid ?? 0), "SIGINT");
     await waitFor(() => child?.exitCode !== null || child?.signalCode !== null, {

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { PerformanceObserver, monitorEventLoopDelay, performance } from "node:perf_hooks";
 import { parentPort, workerData } from "node:worker_threads";
 import { createDatabase } from "@roost/db";
 import { createLogger, createMetrics } from "@roost/observability";
@@ -17,7 +18,21 @@ export interface GatewayWorkerData {
   dataDir: string;
 }
 
-export type GatewayWorkerMessage = { kind: "listening"; port: number } | { kind: "stopped" } | { kind: "failed"; message: string };
+/** What the gateway's thread did during a measured window: V8 pauses and event-loop delay. */
+export interface GatewayWindow {
+  gcPauses: number;
+  gcMs: number;
+  gcMaxMs: number;
+  loopDelayMaxMs: number;
+}
+
+export type GatewayWorkerRequest = { kind: "window-start" } | { kind: "window-end" } | { kind: "stop" };
+
+export type GatewayWorkerMessage =
+  | { kind: "listening"; port: number }
+  | { kind: "window"; window: GatewayWindow }
+  | { kind: "stopped" }
+  | { kind: "failed"; message: string };
 
 async function run(data: GatewayWorkerData): Promise<void> {
   const port = parentPort;
@@ -45,7 +60,37 @@ async function run(data: GatewayWorkerData): Promise<void> {
   const gateway = createGatewayService(deps);
   const address = await gateway.start();
   port.postMessage({ kind: "listening", port: address.port } satisfies GatewayWorkerMessage);
-  port.once("message", () => {
+  let windowStart = Number.POSITIVE_INFINITY;
+  let gc: GatewayWindow = { gcPauses: 0, gcMs: 0, gcMaxMs: 0, loopDelayMaxMs: 0 };
+  const gcObserver = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      if (entry.startTime < windowStart) continue;
+      gc.gcPauses++;
+      gc.gcMs += entry.duration;
+      gc.gcMaxMs = Math.max(gc.gcMaxMs, entry.duration);
+    }
+  });
+  gcObserver.observe({ entryTypes: ["gc"] });
+  // A 10 ms timer (the default is 10 too): a finer one would cost the gateway thread CPU while it is measured.
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  port.on("message", (request: GatewayWorkerRequest) => {
+    if (request.kind === "window-start") {
+      windowStart = performance.now();
+      gc = { gcPauses: 0, gcMs: 0, gcMaxMs: 0, loopDelayMaxMs: 0 };
+      loopDelay.reset();
+      loopDelay.enable();
+      return;
+    }
+    if (request.kind === "window-end") {
+      loopDelay.disable();
+      // GC entries are delivered asynchronously: let the observer's queue drain first.
+      setImmediate(() => {
+        windowStart = Number.POSITIVE_INFINITY;
+        port.postMessage({ kind: "window", window: { ...gc, loopDelayMaxMs: loopDelay.max / 1e6 } } satisfies GatewayWorkerMessage);
+      });
+      return;
+    }
+    gcObserver.disconnect();
     void (async () => {
       await gateway.stop(2_000);
       // Every key of this run (rate limits, revocations, BullMQ queues) lives under the prefix.
