@@ -5,7 +5,6 @@
 import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { SERVICE_NODE_FLAGS } from "./service-node-flags.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const tsc = path.join(root, "node_modules", ".bin", "tsc");
@@ -15,10 +14,7 @@ if (build.status !== 0) {
   process.stderr.write("bench: build failed\n");
   process.exit(build.status ?? 1);
 }
-// The gateway runs in a worker thread of this process, and V8 flags are per process: the
-// benchmark runs with the services' flags, so the gateway is measured as it runs (the load
-// generator and the raw SQL side's client get them too).
-const run = spawnSync(process.execPath, [...SERVICE_NODE_FLAGS, path.join(root, "bench", "dist", "inventory.bench.js"), ...process.argv.slice(2)], {
+const run = spawnSync(process.execPath, [path.join(root, "bench", "dist", "inventory.bench.js"), ...process.argv.slice(2)], {
   stdio: "inherit",
   cwd: root,
 });

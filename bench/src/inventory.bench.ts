@@ -3,12 +3,12 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
-import { Worker } from "node:worker_threads";
+import { fork } from "node:child_process";
 import { benchConfigFromProcess, type BenchConfig } from "./bench.config.js";
 import { createBenchDatabase, seedProxies } from "./bench-database.js";
 import { apiExport, apiUpload, sqlExport, sqlUpload, uploadLines, type BulkResult } from "./bulk-scenarios.js";
 import { FIRST_HUNDRED, LIST_SCENARIOS, type ListScenario } from "./list-scenarios.js";
-import type { GatewayWindow, GatewayWorkerData, GatewayWorkerMessage, GatewayWorkerRequest } from "./gateway.worker.js";
+import type { GatewayProcessData, GatewayProcessMessage, GatewayProcessRequest, GatewayWindow } from "./gateway.process.js";
 import { KeepAliveGetClient, LoopbackClient, mergeSamples, percentile, runLoad, type Samples } from "./load.js";
 
 /**
@@ -55,16 +55,17 @@ async function main(config: BenchConfig): Promise<number> {
   const database = await createBenchDatabase(config.adminDatabaseUrl);
   cleanups.push({ what: "database", run: () => database.drop() });
   try {
-    // The gateway, as main.ts builds it, on its own database and Redis prefix, in a worker thread.
+    // The gateway, as main.ts builds it, on its own database and Redis prefix, in a child process with the services' V8 flags.
     const dataDir = await mkdtemp(path.join(os.tmpdir(), "roost-bench-"));
     cleanups.push({ what: "data dir", run: () => rm(dataDir, { recursive: true, force: true }) });
-    const gateway = await startGatewayWorker({
+    const gateway = await startGatewayProcess({
       databaseUrl: database.url,
       redisUrl: config.redisUrl,
       queuePrefix: `roost-bench-${randomBytes(4).toString("hex")}`,
       dataDir,
     });
     cleanups.push({ what: "gateway", run: () => gateway.stop() });
+    out(`gateway: a child process, node ${gateway.flags.join(" ")} (scripts/service-node-flags.mjs)`);
     const address = { port: gateway.port };
     const client = new LoopbackClient(address.port, config.concurrency);
     cleanups.push({ what: "http client", run: async () => client.close() });
@@ -180,7 +181,7 @@ async function main(config: BenchConfig): Promise<number> {
       );
       verdicts.push({ target: `${scenario.name}: API p99 <= ${TARGETS.apiOverSqlP99} x SQL p99`, measured: `${ratio.toFixed(2)} x`, pass: ratio <= TARGETS.apiOverSqlP99 });
     }
-    out("Gateway thread while the API side was measured:");
+    out("Gateway process while the API side was measured:");
     for (const note of gatewayNotes) out(`  ${note}`);
     const hundredP99 = percentile(mergeSamples(firstHundred).latenciesMs, 99);
     verdicts.push({ target: `first 100 unfiltered pages: API p99 <= ${TARGETS.firstHundredP99Ms} ms`, measured: ms(hundredP99), pass: hundredP99 <= TARGETS.firstHundredP99Ms });
@@ -233,52 +234,67 @@ async function main(config: BenchConfig): Promise<number> {
 }
 
 /** Starts gateway.worker.js; `stop()` stops the gateway, deletes its Redis keys and ends the thread. */
-interface GatewayWorker {
+interface GatewayProcess {
   port: number;
-  /** Runs `work` and reports the gateway thread's GC pauses and event-loop delay meanwhile. */
+  flags: string[];
+  /** Runs `work` and reports the gateway's GC pauses and event-loop delay meanwhile. */
   observe<T>(work: () => Promise<T>): Promise<{ result: T; window: GatewayWindow }>;
   stop(): Promise<void>;
 }
 
-async function startGatewayWorker(data: GatewayWorkerData): Promise<GatewayWorker> {
-  const worker = new Worker(new URL("./gateway.worker.js", import.meta.url), { workerData: data });
-  const next = (): Promise<GatewayWorkerMessage> =>
+/** The flags `npm start` runs the services with (scripts/service-node-flags.mjs, beside bench/). */
+async function serviceNodeFlags(): Promise<string[]> {
+  const module = (await import(new URL("../../scripts/service-node-flags.mjs", import.meta.url).href)) as { SERVICE_NODE_FLAGS: string[] };
+  return module.SERVICE_NODE_FLAGS;
+}
+
+/** Starts gateway.process.js; `stop()` stops the gateway, deletes its Redis keys and waits for the process. */
+async function startGatewayProcess(data: GatewayProcessData): Promise<GatewayProcess> {
+  const flags = await serviceNodeFlags();
+  const child = fork(new URL("./gateway.process.js", import.meta.url), [], { execArgv: flags, stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const next = (): Promise<GatewayProcessMessage> =>
     new Promise((resolve, reject) => {
-      const onMessage = (message: GatewayWorkerMessage): void => {
-        worker.off("error", onError);
+      const onMessage = (message: GatewayProcessMessage): void => {
+        child.off("exit", onExit);
         resolve(message);
       };
-      const onError = (error: Error): void => {
-        worker.off("message", onMessage);
-        reject(error);
+      const onExit = (code: number | null, signal: string | null): void => {
+        child.off("message", onMessage);
+        reject(new Error(`gateway process exited (${signal ?? code})`));
       };
-      worker.once("message", onMessage);
-      worker.once("error", onError);
+      child.once("message", onMessage);
+      child.once("exit", onExit);
     });
-  const first = await next();
-  if (first.kind !== "listening") {
-    await worker.terminate();
-    throw new Error(`gateway worker: ${first.kind === "failed" ? first.message : first.kind}`);
-  }
-  const send = (request: GatewayWorkerRequest): void => {
-    worker.postMessage(request);
+  const send = (request: GatewayProcessRequest): void => {
+    child.send(request);
   };
+  const listening = next();
+  send({ kind: "start", data });
+  const first = await listening.catch((error: Error) => ({ kind: "failed", message: error.message }) as const);
+  if (first.kind !== "listening") {
+    child.kill("SIGKILL");
+    throw new Error(`gateway process: ${first.kind === "failed" ? first.message : first.kind}`);
+  }
   return {
     port: first.port,
+    flags,
     async observe(work) {
       send({ kind: "window-start" });
       const result = await work();
       const reply = next();
       send({ kind: "window-end" });
       const message = await reply;
-      if (message.kind !== "window") throw new Error(`gateway worker answered ${message.kind} to window-end`);
+      if (message.kind !== "window") throw new Error(`gateway process answered ${message.kind} to window-end`);
       return { result, window: message.window };
     },
     async stop() {
       const stopped = next();
       send({ kind: "stop" });
-      await stopped;
-      await worker.terminate();
+      await stopped.catch(() => undefined);
+      // Anything the gateway left open (a timer, a socket) must not keep the benchmark waiting.
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      await exited;
     },
   };
 }

@@ -1,17 +1,18 @@
 import { randomBytes } from "node:crypto";
 import { PerformanceObserver, monitorEventLoopDelay, performance } from "node:perf_hooks";
-import { parentPort, workerData } from "node:worker_threads";
 import { createDatabase } from "@roost/db";
 import { createLogger, createMetrics } from "@roost/observability";
 import { buildGatewayDeps, createGatewayService, gatewayConfigFromEnv } from "@roost/service-gateway";
 
 /**
- * The gateway under test, in a worker thread: its own event loop, as in a
- * deployment where clients are other processes, so the load generator's
- * HTTP work does not queue behind the gateway's (or the other way round).
- * Built exactly as main.ts builds it.
+ * The gateway under test, in a child process of the benchmark: its own
+ * event loop and its own V8 flags (the services', scripts/service-node-flags.mjs),
+ * as in a deployment where clients are other processes, so the load
+ * generator's HTTP work does not queue behind the gateway's (or the other
+ * way round) and the load generator runs with Node's defaults. Built exactly
+ * as main.ts builds it. Talks to the benchmark over the IPC channel of fork().
  */
-export interface GatewayWorkerData {
+export interface GatewayProcessData {
   databaseUrl: string;
   redisUrl: string;
   queuePrefix: string;
@@ -26,17 +27,20 @@ export interface GatewayWindow {
   loopDelayMaxMs: number;
 }
 
-export type GatewayWorkerRequest = { kind: "window-start" } | { kind: "window-end" } | { kind: "stop" };
+export type GatewayProcessRequest = { kind: "start"; data: GatewayProcessData } | { kind: "window-start" } | { kind: "window-end" } | { kind: "stop" };
 
-export type GatewayWorkerMessage =
+export type GatewayProcessMessage =
   | { kind: "listening"; port: number }
   | { kind: "window"; window: GatewayWindow }
   | { kind: "stopped" }
   | { kind: "failed"; message: string };
 
-async function run(data: GatewayWorkerData): Promise<void> {
-  const port = parentPort;
-  if (!port) throw new Error("gateway.worker must run as a worker thread");
+function send(message: GatewayProcessMessage): void {
+  if (!process.send) throw new Error("gateway.process must be started with fork()");
+  process.send(message);
+}
+
+async function run(data: GatewayProcessData): Promise<void> {
   const config = gatewayConfigFromEnv({
     DATABASE_URL: data.databaseUrl,
     REDIS_URL: data.redisUrl,
@@ -59,7 +63,7 @@ async function run(data: GatewayWorkerData): Promise<void> {
   });
   const gateway = createGatewayService(deps);
   const address = await gateway.start();
-  port.postMessage({ kind: "listening", port: address.port } satisfies GatewayWorkerMessage);
+  send({ kind: "listening", port: address.port });
   let windowStart = Number.POSITIVE_INFINITY;
   let gc: GatewayWindow = { gcPauses: 0, gcMs: 0, gcMaxMs: 0, loopDelayMaxMs: 0 };
   const gcObserver = new PerformanceObserver((list) => {
@@ -73,7 +77,7 @@ async function run(data: GatewayWorkerData): Promise<void> {
   gcObserver.observe({ entryTypes: ["gc"] });
   // A 10 ms timer (the default is 10 too): a finer one would cost the gateway thread CPU while it is measured.
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
-  port.on("message", (request: GatewayWorkerRequest) => {
+  process.on("message", (request: GatewayProcessRequest) => {
     if (request.kind === "window-start") {
       windowStart = performance.now();
       gc = { gcPauses: 0, gcMs: 0, gcMaxMs: 0, loopDelayMaxMs: 0 };
@@ -81,12 +85,13 @@ async function run(data: GatewayWorkerData): Promise<void> {
       loopDelay.enable();
       return;
     }
+    if (request.kind === "start") return;
     if (request.kind === "window-end") {
       loopDelay.disable();
       // GC entries are delivered asynchronously: let the observer's queue drain first.
       setImmediate(() => {
         windowStart = Number.POSITIVE_INFINITY;
-        port.postMessage({ kind: "window", window: { ...gc, loopDelayMaxMs: loopDelay.max / 1e6 } } satisfies GatewayWorkerMessage);
+        send({ kind: "window", window: { ...gc, loopDelayMaxMs: loopDelay.max / 1e6 } });
       });
       return;
     }
@@ -102,12 +107,15 @@ async function run(data: GatewayWorkerData): Promise<void> {
       } while (cursor !== "0");
       await close();
       await db.close();
-      port.postMessage({ kind: "stopped" } satisfies GatewayWorkerMessage);
-      port.close();
+      send({ kind: "stopped" });
+      process.disconnect();
     })();
   });
 }
 
-run(workerData as GatewayWorkerData).catch((error: unknown) => {
-  parentPort?.postMessage({ kind: "failed", message: error instanceof Error ? (error.stack ?? error.message) : String(error) } satisfies GatewayWorkerMessage);
+process.once("message", (request: GatewayProcessRequest) => {
+  if (request.kind !== "start") return;
+  run(request.data).catch((error: unknown) => {
+    send({ kind: "failed", message: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+  });
 });
