@@ -31,6 +31,20 @@ interface PreparedBatch {
   ids?: Promise<number[]>;
 }
 
+/**
+ * The pool an upload draws its connections from. The counters (pg.Pool has
+ * them) tell whether a second connection is free right now; without them an
+ * upload stays on one connection.
+ */
+export type UploadPool = Pick<pg.Pool, "connect" | "query"> & Partial<Pick<pg.Pool, "idleCount" | "totalCount" | "waitingCount" | "options">>;
+
+/** A connection storing batches: its transaction, its COPY state and the batch it is storing. */
+interface StoreLane {
+  client: pg.PoolClient;
+  copier: ProxyCopier;
+  storing: Promise<void> | null;
+}
+
 /** The contract's Proxy upload details plus `limitExceededCount` (DESIGN.md "Proxies"). */
 export interface UploadDetails {
   submittedCount: number;
@@ -54,7 +68,7 @@ export interface UploadOutcome {
 }
 
 export interface UploadSessionOptions {
-  pool: Pick<pg.Pool, "connect" | "query">;
+  pool: UploadPool;
   geo: GeoDatabase;
   userId: number;
   /** ALLOW_PRIVATE_NETWORK_TARGETS: reserved ranges are accepted. */
@@ -83,6 +97,14 @@ const SLICE = 16 * 1024;
  * UploadIdentities). A batch is a run of consecutive proxy numbers: those
  * first seen since the previous batch.
  *
+ * Two connections (docs/proxies.md, "Upload"): from its second batch on, an
+ * upload without proxy_limits stores every other batch on a second pooled
+ * connection in its own transaction when the pool has one free, so
+ * PostgreSQL inserts on two cores; the user's upload lock stays with the
+ * first. Both commit only after the last byte was read (the second first),
+ * so a 413, an error or an aborted request still rolls back everything.
+ * Ids are taken in batch order whichever connection stores the batch.
+ *
  * Counting (docs/proxies.md): every non-empty line once in `submittedCount`
  * and once in parsed or one invalid counter; `blacklistedCount` counts
  * parsed lines refused for a reserved or blacklisted range (duplicates of
@@ -103,19 +125,25 @@ export class ProxyUploadSession {
   private readonly proxies = new UploadIdentities();
   /** Number of the first proxy not yet handed to the database. */
   private pendingStart = 0;
-  private readonly newIds: number[] = [];
+  /** Ids stored, by batch: flattened in batch order at commit (ascending, as taken). */
+  private readonly idsByBatch: number[][] = [];
+  private batches = 0;
   private accepted = 0;
   private room: number | null;
-  /** The batch being stored while the next one is parsed (at most one). */
-  private storing: Promise<void> | null = null;
+  /** The connection with the transaction that holds the upload lock; a second one, once it is open. */
+  private readonly lanes: StoreLane[];
+  /** The second connection being opened (null: not asked for, or none to spare). */
+  private spare: Promise<StoreLane | null> | null = null;
+  private spareTicket: object | null = null;
+  /** The last id reservation: each batch's starts after the previous batch's, on whichever connection. */
+  private lastReservation: Promise<unknown> = Promise.resolve();
   private closed = false;
   private readonly batchSize: number;
   private readonly onLine = (line: SplitLine): void => this.take(line);
-  private readonly copier: ProxyCopier;
 
   private constructor(
     private readonly options: UploadSessionOptions,
-    private readonly client: pg.PoolClient,
+    client: pg.PoolClient,
     private readonly blacklistActive: boolean,
     /** False when the user's list was empty at the start: nothing to look up (the lock keeps it so). */
     private readonly probeOwned: boolean,
@@ -123,7 +151,7 @@ export class ProxyUploadSession {
   ) {
     this.room = room;
     this.batchSize = options.batchSize ?? 10_000;
-    this.copier = new ProxyCopier(client, options.userId);
+    this.lanes = [{ client, copier: new ProxyCopier(client, options.userId), storing: null }];
   }
 
   /** Opens the transaction and takes the user's upload lock. */
@@ -171,7 +199,7 @@ export class ProxyUploadSession {
    */
   private async afterInput(): Promise<void> {
     if (this.proxies.size - this.pendingStart >= this.batchSize) await this.flush();
-    if (this.storing) await new Promise<void>((resolve) => setImmediate(resolve));
+    if (this.batches > 0) await new Promise<void>((resolve) => setImmediate(resolve));
   }
 
   /** Ends the current part: its last line needs no newline. */
@@ -186,19 +214,23 @@ export class ProxyUploadSession {
     try {
       this.splitter.end(this.onLine);
       await this.flush();
-      await this.storing;
-      await this.client.query("COMMIT");
+      // No connection joins after this: one still being opened is rolled back when it arrives.
+      this.releaseSpare();
+      for (const lane of this.lanes) await lane.storing;
+      // The second connection first: while the first (with the upload lock) is open, no other
+      // upload of this user starts, so the next one sees every row of this one.
+      for (const lane of [...this.lanes].reverse()) await lane.client.query("COMMIT");
     } catch (error) {
       await this.abort();
       throw error;
     }
     this.closed = true;
-    this.client.release();
+    for (const lane of this.lanes) lane.client.release();
     const started = this.options.startedAt ?? performance.now();
     return {
       proxyCount: this.accepted - this.counts.limitExceededCount,
       details: { ...this.counts, processingMs: Math.max(0, Math.round(performance.now() - started)) },
-      newProxyIds: this.newIds,
+      newProxyIds: this.idsByBatch.flat(),
     };
   }
 
@@ -206,14 +238,67 @@ export class ProxyUploadSession {
   async abort(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    // The batch in flight runs to its end first: nothing is sent after ROLLBACK.
-    await this.storing?.catch(() => undefined);
-    try {
-      await this.client.query("ROLLBACK");
-      this.client.release();
-    } catch {
-      this.client.release(true);
+    this.releaseSpare();
+    // The batches in flight run to their end first: nothing is sent after ROLLBACK.
+    for (const lane of this.lanes) await lane.storing?.catch(() => undefined);
+    for (const lane of this.lanes) {
+      try {
+        await lane.client.query("ROLLBACK");
+        lane.client.release();
+      } catch {
+        lane.client.release(true);
+      }
     }
+  }
+
+  /** A second connection still being opened when the session ends is rolled back and released when it arrives. */
+  private releaseSpare(): void {
+    if (this.spareTicket === null) return; // never asked for, or given up already
+    this.spareTicket = null;
+    void this.spare?.then((lane) => {
+      if (!lane || this.lanes.includes(lane)) return;
+      lane.client.query("ROLLBACK").then(
+        () => lane.client.release(),
+        () => lane.client.release(true),
+      );
+    });
+  }
+
+  /**
+   * The connection for the next batch: the two in turn once the second is
+   * open. The second is asked for at the second batch, only without
+   * proxy_limits (the room is filled in upload order), and only when the
+   * pool has a connection free: uploads holding one connection each must
+   * never wait for one another's second.
+   */
+  private nextLane(): StoreLane {
+    if (this.batches === 1 && this.room === null && this.spare === null) this.spare = this.openSpare();
+    const lane = this.lanes[this.batches % this.lanes.length];
+    if (!lane) throw new Error("upload session has no connection");
+    return lane;
+  }
+
+  private openSpare(): Promise<StoreLane | null> {
+    const pool = this.options.pool;
+    const max = pool.options?.max;
+    if (pool.idleCount === undefined || pool.totalCount === undefined || max === undefined) return Promise.resolve(null);
+    if ((pool.waitingCount ?? 0) > 0 || (pool.idleCount === 0 && pool.totalCount >= max)) return Promise.resolve(null);
+    // Which request this is: a session that gave up on it (releaseSpare) no longer points at it.
+    const ticket = {};
+    this.spareTicket = ticket;
+    return (async (): Promise<StoreLane | null> => {
+      const client = await pool.connect();
+      try {
+        await client.query("BEGIN");
+      } catch {
+        client.release(true);
+        return null;
+      }
+      const lane: StoreLane = { client, copier: new ProxyCopier(client, this.options.userId), storing: null };
+      if (this.closed || this.spareTicket !== ticket) return lane; // releaseSpare rolls it back
+      this.lanes.push(lane);
+      return lane;
+    })().catch(() => null);
   }
 
   private assertOpen(): void {
@@ -255,12 +340,26 @@ export class ProxyUploadSession {
     this.pendingStart = end;
     // Geo lookups, columns, COPY text and ids while the previous batch is still in PostgreSQL.
     const columns = this.prepare(start, end);
-    if (this.room === null || this.room >= end - start) columns.ids = this.copier.reserveIds(end - start);
-    await this.storing;
+    const lane = this.nextLane();
+    const batch = this.batches++;
+    if (this.room === null || this.room >= end - start) columns.ids = this.reserveIds(lane, end - start);
+    await lane.storing;
     this.assertOpen();
-    const storing = this.store(columns);
+    const storing = this.store(columns, lane, batch);
     storing.catch(() => undefined);
-    this.storing = storing;
+    lane.storing = storing;
+  }
+
+  /**
+   * Ids for a batch, taken after the previous batch's (on its own connection
+   * they queue behind its COPY), so ids follow the upload's order. Nothing is
+   * sent once the session is closed.
+   */
+  private reserveIds(lane: StoreLane, count: number): Promise<number[]> {
+    const reserved = this.lastReservation.then(() => (this.closed ? [] : lane.copier.reserveIds(count)));
+    reserved.catch(() => undefined);
+    this.lastReservation = reserved.catch(() => undefined);
+    return reserved;
   }
 
   /** Proxies `start` to `end` (exclusive) with country, AS and type from the offline databases, as COPY rows. */
@@ -305,10 +404,11 @@ export class ProxyUploadSession {
     };
   }
 
-  private async store(prepared: PreparedBatch): Promise<void> {
+  private async store(prepared: PreparedBatch, lane: StoreLane, index: number): Promise<void> {
+    const client = lane.client;
     let batch = prepared;
     if (this.blacklistActive) {
-      const refused = new Set(await selectBlacklisted(this.client, this.columnsOf(prepared).ip));
+      const refused = new Set(await selectBlacklisted(client, this.columnsOf(prepared).ip));
       if (refused.size > 0) {
         for (const position of refused) {
           const n = prepared.numbers[position] ?? -1;
@@ -325,22 +425,22 @@ export class ProxyUploadSession {
     this.accepted += kept;
 
     if (this.room === null || this.room >= kept) {
-      const missing = this.probeOwned ? await this.withoutOwned(batch) : batch;
+      const missing = this.probeOwned ? await this.withoutOwned(client, batch) : batch;
       this.assertOpen();
-      const ids = await this.copier.copy(missing.text, () => this.columnsOf(missing), prepared.ids);
-      for (const id of ids) this.newIds.push(id);
+      const ids = await lane.copier.copy(missing.text, () => this.columnsOf(missing), prepared.ids);
+      this.idsByBatch[index] = ids;
       if (this.room !== null) this.room -= ids.length;
       return;
     }
-    const { ids, fresh } = await insertProxiesWithin(this.client, this.options.userId, this.columnsOf(batch), this.room);
-    for (const id of ids) this.newIds.push(id);
+    const { ids, fresh } = await insertProxiesWithin(client, this.options.userId, this.columnsOf(batch), this.room);
+    this.idsByBatch[index] = ids;
     this.room -= ids.length;
     this.counts.limitExceededCount += fresh - ids.length;
   }
 
   /** The batch without the proxies the user already has (they count as accepted, nothing to store). */
-  private async withoutOwned(batch: PreparedBatch): Promise<PreparedBatch> {
-    const owned = new Set(await selectOwnedPositions(this.client, this.options.userId, this.columnsOf(batch)));
+  private async withoutOwned(client: pg.PoolClient, batch: PreparedBatch): Promise<PreparedBatch> {
+    const owned = new Set(await selectOwnedPositions(client, this.options.userId, this.columnsOf(batch)));
     return owned.size === 0 ? batch : keepPositions(batch, (position) => !owned.has(position));
   }
 }

@@ -1,7 +1,8 @@
+import pg from "pg";
 import type { GeoDatabase } from "@roost/geo";
 import { startGatewayHarness, type GatewayHarness } from "../../test-support/gateway.harness.js";
 import { userIdOfToken } from "../../test-support/proxy-fixtures.js";
-import { ProxyUploadSession } from "./proxy-upload.service.js";
+import { ProxyUploadSession, type UploadPool } from "./proxy-upload.service.js";
 
 /**
  * The upload session across batch boundaries (batches of 2 here; 10,000 in
@@ -78,5 +79,97 @@ describe("ProxyUploadSession across batches", () => {
     expect(outcome.details.limitExceededCount).toBe(2);
     expect(outcome.proxyCount).toBe(3);
     expect((await stored(userId)).map((r) => r.proxy)).toEqual(["8.8.4.1:80", "8.8.4.2:80", "8.8.4.3:80"]);
+  });
+
+  describe("on two connections", () => {
+    /** `pool` whose connections are counted with the COPY statements each sent while the upload held it. */
+    const counting = (pool: pg.Pool): UploadPool & { copies: number[] } => {
+      const counted = {
+        copies: [] as number[],
+        connect: async () => {
+          const client = await pool.connect();
+          const slot = counted.copies.push(0) - 1;
+          const { query, release } = client;
+          const watched = (...args: unknown[]): unknown => {
+            const text = typeof args[0] === "object" && args[0] !== null && "text" in args[0] ? String(args[0].text) : "";
+            if (/\bCOPY proxies\b/.test(text)) counted.copies[slot] = (counted.copies[slot] ?? 0) + 1;
+            return (query as (...a: unknown[]) => unknown).apply(client, args);
+          };
+          client.query = watched as typeof client.query;
+          client.release = (...args: Parameters<typeof release>) => {
+            client.query = query;
+            client.release = release;
+            release.apply(client, args);
+          };
+          return client;
+        },
+        query: pool.query.bind(pool) as pg.Pool["query"],
+        get idleCount() {
+          return pool.idleCount;
+        },
+        get totalCount() {
+          return pool.totalCount;
+        },
+        get waitingCount() {
+          return pool.waitingCount;
+        },
+        options: pool.options,
+      };
+      return counted;
+    };
+    const lines = (prefix: string, count: number) => Array.from({ length: count }, (_, i) => `${prefix}.${Math.floor(i / 250)}.${i % 250}:8080`);
+    const idleInTransaction = async () =>
+      (await h.db.pool.query("SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'")).rowCount;
+
+    it("stores every other batch on a second connection, ids in upload order, both committed", async () => {
+      const userId = await newUser();
+      const pool = counting(h.db.pool);
+      const input = lines("8.9", 60);
+      const session = await ProxyUploadSession.open({ pool, geo, userId, allowPrivateTargets: false, maxProxies: null, batchSize: 4 });
+      for (const line of input) await session.write(Buffer.from(`${line}\n`));
+      const outcome = await session.commit();
+      // 15 batches: the first two on the first connection (the second is opened meanwhile), then in turn.
+      expect(pool.copies).toHaveLength(2);
+      expect(pool.copies.every((copies) => copies >= 5)).toBe(true);
+      expect(pool.copies[0]! + pool.copies[1]!).toBe(15);
+      const rows = await stored(userId);
+      expect(rows.map((r) => r.proxy)).toEqual(input);
+      expect(outcome.newProxyIds).toEqual(rows.map((r) => r.id));
+      expect(outcome.proxyCount).toBe(60);
+      // Both connections went back to the pool outside a transaction.
+      expect(await idleInTransaction()).toBe(0);
+    });
+
+    it("shows nothing before the commit, and an abort rolls back both connections", async () => {
+      const userId = await newUser();
+      const pool = counting(h.db.pool);
+      const session = await ProxyUploadSession.open({ pool, geo, userId, allowPrivateTargets: false, maxProxies: null, batchSize: 4 });
+      for (const line of lines("8.10", 60)) await session.write(Buffer.from(`${line}\n`));
+      expect(pool.copies.map((copies) => copies > 0)).toEqual([true, true]);
+      expect(await stored(userId)).toEqual([]);
+      await session.abort();
+      expect(await stored(userId)).toEqual([]);
+      expect(await idleInTransaction()).toBe(0);
+    });
+
+    it("stays on one connection when the pool has none to spare, or under proxy_limits", async () => {
+      const small = new pg.Pool({ connectionString: h.database.url, max: 1 });
+      try {
+        const userId = await newUser();
+        const pool = counting(small);
+        const session = await ProxyUploadSession.open({ pool, geo, userId, allowPrivateTargets: false, maxProxies: null, batchSize: 4 });
+        for (const line of lines("8.11", 40)) await session.write(Buffer.from(`${line}\n`));
+        await session.commit();
+        expect([pool.copies, (await stored(userId)).length]).toEqual([[10], 40]);
+      } finally {
+        await small.end();
+      }
+      const limited = await newUser();
+      const pool = counting(h.db.pool);
+      const session = await ProxyUploadSession.open({ pool, geo, userId: limited, allowPrivateTargets: false, maxProxies: 30, batchSize: 4 });
+      for (const line of lines("8.12", 40)) await session.write(Buffer.from(`${line}\n`));
+      const outcome = await session.commit();
+      expect([pool.copies.length, outcome.details.limitExceededCount, (await stored(limited)).length]).toEqual([1, 10, 30]);
+    });
   });
 });
