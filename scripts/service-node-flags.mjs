@@ -1,7 +1,7 @@
 // Node.js flags every Roost service process runs with: `npm start` passes
-// them to the service it starts, `npm run bench` to the benchmark (whose
-// gateway thread shares its process). Run a service by hand with them too
-// (README, "Running the services apart").
+// them to the service it starts, `npm run bench` to the gateway process it
+// measures. Run a service by hand with them too (README, "Running the
+// services apart").
 //
 // A young generation of 64 MiB per semi-space (V8's default grows from 1 to
 // at most 16). A list page allocates ~130 KiB of short-lived objects: at
