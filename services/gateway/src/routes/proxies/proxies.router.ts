@@ -150,8 +150,9 @@ export function proxiesRouter(deps: GatewayDeps, { auth }: Guards): Router {
       pageSize: parsePageSize(req.query.pageSize),
       filters: parseProxyFilters(req.query),
     }));
-    // The page as JSON text, built without intermediate objects: the body res.json(listProxies(...)) would send.
-    res.type("json").send(await listProxiesJson(db, authOf(req).userId, filters, page, pageSize));
+    // The page as JSON bytes, built without intermediate objects: the body res.json(listProxies(...)) would send,
+    // with the same Content-Type (send() adds the charset only to a string body).
+    res.set("Content-Type", "application/json; charset=utf-8").send(await listProxiesJson(db, authOf(req).userId, filters, page, pageSize));
   });
 
   router.get("/proxyFilters", auth, async (req, res) => {

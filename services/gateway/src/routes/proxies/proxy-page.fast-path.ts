@@ -60,7 +60,7 @@ export function withProxyPageFastPath(deps: Pick<GatewayDeps, "tokens" | "revoca
     }
     const body = await listProxiesJson(deps.db, userId, filters, page, pageSize);
     const headers: (readonly [string, string])[] = [["X-Request-ID", chooseRequestId(singleHeader(req.headers["x-request-id"]))], ...securityHeaders];
-    headers.push(["Content-Type", "application/json; charset=utf-8"], ["Content-Length", String(Buffer.byteLength(body))]);
+    headers.push(["Content-Type", "application/json; charset=utf-8"], ["Content-Length", String(body.length)]);
     res.on("finish", () => {
       const labels = { method: "GET", route: PROXY_PAGE_ROUTE, status: String(res.statusCode) };
       deps.metrics.httpRequestsTotal.inc(labels);

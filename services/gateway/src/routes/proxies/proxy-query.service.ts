@@ -1,5 +1,6 @@
 import type { Database } from "@roost/db";
 import { parseProxyFilters, ProxyFilterError, type ProxyFilters } from "./proxy-filter.js";
+import { proxyPageJson } from "./proxy-page-json.js";
 import {
   countMatchingProxies,
   countUserProxies,
@@ -7,8 +8,7 @@ import {
   selectFilterValues,
   selectProxyDetail,
   selectProxyPage,
-  selectProxyPageTuples,
-  type ProxyPageRow,
+  selectProxyPageRecords,
   selectStatistic,
   selectStatistics,
   type FilterValues,
@@ -124,48 +124,17 @@ export async function listProxies(db: ProxyDb, userId: number, filters: ProxyFil
   return { proxies: rows.map(toListItem), total };
 }
 
-/** `protocols` as JSON text, indexed by the bitmask. */
-const PROTOCOLS_JSON = Array.from({ length: 16 }, (_, mask) => JSON.stringify(protocolsOfMask(mask)));
-const str = JSON.stringify;
-
-/** A plain decimal, written the same by PostgreSQL's float text and JSON.stringify of its parseFloat. */
-const PLAIN_DECIMAL = /^-?(?:0|[1-9]\d*)(?:\.\d*[1-9])?$/;
-
 /**
- * The JSON number node-postgres would have produced from a `real`'s text:
- * the text itself when it is a plain decimal (the shortest text of a float4
- * has at most 9 significant digits, which a double keeps exactly), else
- * what JavaScript writes for it (`1e-05` → 0.00001, `-0` → 0, `NaN` → null).
+ * The same page as `listProxies`, as the UTF-8 bytes of `{proxies, total}`
+ * (the REST list's hot path: page and total in one statement, written from
+ * the rows' text without intermediate objects or strings; GraphQL keeps
+ * `listProxies`).
  */
-function scoreJson(text: string): string {
-  return PLAIN_DECIMAL.test(text) && text !== "-0" ? text : str(Number.parseFloat(text));
-}
-
-/** `toListItem(row)` serialised from the columns' text, without building the object (same keys, order and values). */
-function listItemJson(row: ProxyPageRow): string {
-  const [id, ip, port, mask, type, responseTime, country, anonymity, alive, latestCheck, label, score] = row;
-  return (
-    `{"id":${id},"ip":${str(ip)},"port":${port},"protocols":${PROTOCOLS_JSON[Number(mask) & 15] ?? "[]"},"estimated_type":${str(type)},` +
-    `"response_time":${responseTime},"country":${str(country)},"anonymity_level":${str(anonymity)},"alive":${alive === "t"},` +
-    `"latest_check":${latestCheck === null ? "null" : str(latestCheck)},"reputation":{"overall":{"kind":"overall","score":${scoreJson(score)},"label":${str(label)}}}}`
-  );
-}
-
-/**
- * The same page as `listProxies`, as the JSON text of `{proxies, total}`
- * (the REST list's hot path: page and total in one statement, no
- * intermediate objects; GraphQL keeps `listProxies`).
- */
-export async function listProxiesJson(db: ProxyDb, userId: number, filters: ProxyFilters, page: number, pageSize: number): Promise<string> {
+export async function listProxiesJson(db: ProxyDb, userId: number, filters: ProxyFilters, page: number, pageSize: number): Promise<Buffer> {
   const size = Math.min(Math.max(1, Math.floor(pageSize)), MAX_PAGE_SIZE);
   const offset = (Math.max(1, Math.floor(page)) - 1) * size;
-  const { rows, total } = await selectProxyPageTuples(db.pool, userId, filters, size, offset);
-  let body = '{"proxies":[';
-  for (let i = 0; i < rows.length; i++) {
-    const row = rows[i];
-    if (row) body += (i === 0 ? "" : ",") + listItemJson(row);
-  }
-  return `${body}],"total":${total}}`;
+  const { records, total } = await selectProxyPageRecords(db.pool, userId, filters, size, offset);
+  return proxyPageJson(records, total);
 }
 
 /** Every proxy of the user (GET /api/getProxyCount). */

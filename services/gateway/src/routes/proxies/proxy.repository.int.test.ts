@@ -2,9 +2,10 @@ import type pg from "pg";
 import { startGatewayHarness, type GatewayHarness } from "../../test-support/gateway.harness.js";
 import { userIdOfToken } from "../../test-support/proxy-fixtures.js";
 import { parseProxyFilters } from "./proxy-query.service.js";
-import { countMatchingProxies, FOLD_THRESHOLD, selectProxyPage, selectProxyPageTuples } from "./proxy.repository.js";
+import { splitRecordText } from "./record-text.js";
+import { countMatchingProxies, FOLD_THRESHOLD, selectProxyPage, selectProxyPageRecords } from "./proxy.repository.js";
 
-describe("selectProxyPageTuples, unfiltered (ids from roost_proxy_page_ids, one cached plan)", () => {
+describe("selectProxyPageRecords, unfiltered (ids from roost_proxy_page_ids, one cached plan)", () => {
   let h: GatewayHarness;
   let userId: number;
   let otherId: number;
@@ -42,7 +43,8 @@ describe("selectProxyPageTuples, unfiltered (ids from roost_proxy_page_ids, one 
         [7, 0], [7, 7], [40, 0], [1, 19_999], [7, 19_996], [100, 0], [40, 20], [7, 20_000], [40, 10_000], [40, 2 ** 31 * 100], [3, 30], [40, 80],
       ];
       for (const [limit, offset] of pages) {
-        const { rows, total } = await selectProxyPageTuples(client, userId, unfiltered, limit, offset);
+        const { records, total } = await selectProxyPageRecords(client, userId, unfiltered, limit, offset);
+        const rows = records.map((record) => splitRecordText(record));
         const want = await expected(client, limit, offset);
         expect({ ids: rows.map((r) => r[0]), total }).toEqual(want);
         expect(rows.length).toBe(Math.max(0, Math.min(limit, 20_000 - offset)));
@@ -65,17 +67,19 @@ describe("selectProxyPageTuples, unfiltered (ids from roost_proxy_page_ids, one 
     for (let k = 0; (await countryRows()) <= FOLD_THRESHOLD; k++) {
       await h.db.pool.query("UPDATE proxies SET country = $2 WHERE id = $1", [some[k % 2]?.id, k % 3 === 0 ? "DE" : "FR"]);
     }
-    const before = await selectProxyPageTuples(h.db.pool, userId, unfiltered, 40, 0);
+    const before = await selectProxyPageRecords(h.db.pool, userId, unfiltered, 40, 0);
     expect(before.total).toBe(20_000);
     // The read that saw the long log folded it: one row per country left (US, DE, FR at most).
     expect(await countryRows()).toBeLessThanOrEqual(3);
-    expect((await selectProxyPageTuples(h.db.pool, userId, unfiltered, 40, 0)).total).toBe(20_000);
+    expect((await selectProxyPageRecords(h.db.pool, userId, unfiltered, 40, 0)).total).toBe(20_000);
   });
 
   it("never returns another user's rows", async () => {
-    const { rows, total } = await selectProxyPageTuples(h.db.pool, otherId, unfiltered, 100, 0);
+    const { records, total } = await selectProxyPageRecords(h.db.pool, otherId, unfiltered, 100, 0);
     expect(total).toBe(10_000);
-    const owners = await h.db.pool.query<{ user_id: number }>("SELECT DISTINCT user_id FROM proxies WHERE id = ANY($1::int[])", [rows.map((r) => Number(r[0]))]);
+    expect(records).toHaveLength(100);
+    const ids = records.map((record) => Number(splitRecordText(record)[0]));
+    const owners = await h.db.pool.query<{ user_id: number }>("SELECT DISTINCT user_id FROM proxies WHERE id = ANY($1::int[])", [ids]);
     expect(owners.rows).toEqual([{ user_id: otherId }]);
   });
 });

@@ -1,6 +1,5 @@
 import type pg from "pg";
 import { buildProxyWhere, isUnfiltered, type ProxyFilters } from "./proxy-filter.js";
-import { splitRecordText } from "./record-text.js";
 
 /**
  * Reads of the proxy inventory, in SQL on the pool (DESIGN.md lets hot paths
@@ -44,55 +43,33 @@ export async function selectProxyPage(pool: SqlPool, userId: number, filters: Pr
   return rows;
 }
 
-/**
- * A list row as `selectProxyPageTuples` returns it: the ProxyRow columns in
- * that order, each as PostgreSQL's text (no type parsing: the REST body is
- * text anyway, and parsing 12 columns a row was a measurable share of a
- * page's CPU in the gateway). `latest_check` is already formatted like
- * toISOString() (or null); `alive` is `t` or `f`; the score is the `real`'s
- * shortest text.
- */
-export type ProxyRowTuple = [
-  id: string,
-  ip: string,
-  port: string,
-  aliveProtocols: string,
-  estimatedType: string,
-  responseTime: string,
-  country: string,
-  anonymityLevel: string,
-  alive: string,
-  latestCheck: string | null,
-  reputationLabel: string,
-  reputationScore: string,
-];
-
 /** Every column as the text PostgreSQL sent. */
 const RAW_TEXT = { getTypeParser: () => (value: string) => value };
 
 const TUPLE_COLUMNS = `p.id, p.ip, p.port, p.alive_protocols, p.estimated_type, p.response_time, p.country, p.anonymity_level, p.alive,
   to_char(p.latest_check AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), p.reputation_label, p.reputation_score`;
 
-/** A page row plus the counters' total (null when a count(*) gives it) and the number of counter rows summed for it, as text. */
-export type ProxyPageRow = [...ProxyRowTuple, total: string | null, counterRows: string];
 
 /**
  * One page and its total in one statement (one round trip to PostgreSQL per
- * request instead of two), rows as arrays with the timestamp formatted by
- * SQL: at 16 concurrent clients on a small machine the fixed per-request
+ * request instead of two), each row as one row value's text (proxy-page-json.ts
+ * reads the fields: id, ip, port, alive_protocols, estimated_type,
+ * response_time, country, anonymity_level, alive as t/f, latest_check
+ * formatted like toISOString() or NULL, reputation_label, and the score as the
+ * `real`'s shortest text): at 16 concurrent clients on a small machine the fixed per-request
  * cost is most of a cheap page's latency (docs/benchmarks.md). Same rows,
  * order and total as `selectProxyPage` + `countMatchingProxies`. Totals the
  * counters hold ride along in the page's statement; a count(*) runs beside
  * it on a second connection; a page past the end has no row to carry the
  * total, so it is counted on its own.
  */
-export async function selectProxyPageTuples(
+export async function selectProxyPageRecords(
   pool: SqlPool,
   userId: number,
   filters: ProxyFilters,
   limit: number,
   offset: number,
-): Promise<{ rows: ProxyPageRow[]; total: number }> {
+): Promise<{ records: string[]; total: number }> {
   const where = buildProxyWhere(userId, filters, "p", 3);
   const params: unknown[] = [limit, offset, ...where.params];
   const next = (value: unknown): string => {
@@ -127,16 +104,12 @@ export async function selectProxyPageTuples(
     rowMode: "array",
     types: RAW_TEXT,
   });
-  const rows = result.rows.map(([record, rowTotal, counterRows]) => {
-    const row = splitRecordText(record);
-    row.push(rowTotal, counterRows);
-    return row as ProxyPageRow;
-  });
-  if (counted) return { rows, total: await counted };
-  const first = rows[0];
-  if (!first) return { rows, total: await countMatchingProxies(pool, userId, filters) };
-  if (Number(first[13]) > FOLD_THRESHOLD) await foldUserCounters(pool, userId);
-  return { rows, total: Number(first[12]) };
+  const records = result.rows.map((row) => row[0]);
+  if (counted) return { records, total: await counted };
+  const first = result.rows[0];
+  if (!first) return { records, total: await countMatchingProxies(pool, userId, filters) };
+  if (Number(first[2]) > FOLD_THRESHOLD) await foldUserCounters(pool, userId);
+  return { records, total: Number(first[1]) };
 }
 
 /** Which counters hold the total of these filters, or null when only a count(*) has it. */

@@ -1,0 +1,84 @@
+import { proxyPageJson, ProxyPageJsonError } from "./proxy-page-json.js";
+import { protocolsOfMask } from "./proxy.schema.js";
+
+type Fields = [
+  id: string,
+  ip: string,
+  port: string,
+  mask: string | null,
+  type: string,
+  responseTime: string,
+  country: string,
+  anonymity: string,
+  alive: string | null,
+  latestCheck: string | null,
+  label: string,
+  score: string,
+];
+
+/** PostgreSQL's record_out: a value is quoted when empty or holding `"`, `\`, `(`, `)`, `,` or white space; `"` and `\` doubled. */
+function recordText(fields: readonly (string | null)[]): string {
+  const out = fields.map((value) => {
+    if (value === null) return "";
+    if (value !== "" && !/["\\(),\s]/.test(value)) return value;
+    return `"${value.replace(/["\\]/g, (c) => c + c)}"`;
+  });
+  return `(${out.join(",")})`;
+}
+
+/** What the route sent before: JSON.stringify of toListItem's object for these column texts. */
+function expected(rows: readonly Fields[], total: number): string {
+  const proxies = rows.map(([id, ip, port, mask, type, responseTime, country, anonymity, alive, latestCheck, label, score]) => ({
+    id: Number(id),
+    ip,
+    port: Number(port),
+    protocols: protocolsOfMask(Number(mask) & 15),
+    estimated_type: type,
+    response_time: Number(responseTime),
+    country,
+    anonymity_level: anonymity,
+    alive: alive === "t",
+    latest_check: latestCheck,
+    reputation: { overall: { kind: "overall", score: Number.parseFloat(score), label } },
+  }));
+  return JSON.stringify({ proxies, total });
+}
+
+const plain: Fields = ["7", "45.1.2.3", "8080", "5", "datacenter", "120", "US", "elite", "t", "2026-11-22T06:36:35.733Z", "good", "76.1"];
+
+describe("proxyPageJson (the list page's body from row text)", () => {
+  const check = (rows: Fields[], total = 1234): void => {
+    const body = proxyPageJson(rows.map(recordText), total);
+    expect(body.toString("utf8")).toBe(expected(rows, total));
+    expect(JSON.parse(body.toString("utf8"))).toEqual(JSON.parse(expected(rows, total)));
+  };
+
+  it("writes plain rows byte for byte as JSON.stringify of the list items", () => {
+    check([plain]);
+    check([plain, ["8", "23.0.0.1", "1", "15", "residential", "0", "N/A", "N/A", "f", null, "unknown", "0"]], 1_000_000);
+    check([], 0);
+  });
+
+  it("takes the general path for quoted fields, escapes and text beyond ASCII", () => {
+    check([["9", "1.2.3.4", "80", "1", 'a "quoted" \\ type', "5", "ж, ü", "", "t", "2026-01-01T00:00:00.000Z", "x(y)", "1.5"]]);
+    check([["10", "1.2.3.4", "80", "2", "tab\there", "5", "ctl\u0001", "new\nline", "f", null, "€", "2"]]);
+    check([["11", "1.2.3.4", "80", "3", "mobile", "5", "DE", "anonymous", "t", null, "poor", "3"], plain]);
+  });
+
+  it("writes scores as JavaScript writes the parsed float", () => {
+    for (const score of ["0", "-0", "0.5", "-0.25", "1e-05", "3.4028235e+38", "NaN", "Infinity", "-Infinity", "1.50", "00", "12", "-"]) {
+      check([[...plain.slice(0, 11), score] as Fields]);
+    }
+  });
+
+  it("writes a NULL flag as false and a NULL mask as no protocols, as the objects did", () => {
+    check([["12", "1.2.3.4", "80", null, "mobile", "5", "DE", "anonymous", null, null, "poor", "3"]]);
+  });
+
+  it("refuses text that is not a row of the twelve fields", () => {
+    expect(() => proxyPageJson(["1,2"], 0)).toThrow(ProxyPageJsonError);
+    expect(() => proxyPageJson([recordText(plain.slice(0, 11))], 0)).toThrow(/too few/);
+    expect(() => proxyPageJson([recordText([...plain, "x"])], 0)).toThrow(/too many/);
+    expect(() => proxyPageJson([recordText(["x y", ...plain.slice(1, 11)])], 0)).toThrow(/11 fields/);
+  });
+});

@@ -1,0 +1,273 @@
+import { protocolsOfMask } from "./proxy.schema.js";
+import { splitRecordText } from "./record-text.js";
+
+/**
+ * The list page's body, `{"proxies":[...],"total":N}`, written from the rows'
+ * record text (proxy.repository.ts reads each row as `ROW(...)::text`)
+ * straight into one buffer: the same bytes as `JSON.stringify` of
+ * `toListItem` objects (same keys, order and values), without a string per
+ * field or per row. Building the JSON by string concatenation allocated
+ * about 1 KiB per row and the body was flattened and encoded again when
+ * written; at 16 concurrent clients those allocations set how often V8
+ * paused the gateway (docs/benchmarks.md, item 17).
+ *
+ * Fields of the record, in order: id, ip, port, alive_protocols,
+ * estimated_type, response_time, country, anonymity_level, alive,
+ * latest_check (ISO text or NULL), reputation_label, reputation_score.
+ * A field that is quoted in the record text (empty, or holding a space,
+ * comma, parenthesis, quote or backslash), a string with a character JSON
+ * escapes or beyond ASCII, and a score that is not a plain decimal go
+ * through the general path (splitRecordText, JSON.stringify); everything
+ * else is copied character by character.
+ */
+
+const ascii = (text: string): Uint8Array => Uint8Array.from(text, (c) => c.charCodeAt(0));
+
+const OPEN = ascii('{"proxies":[');
+const ID = ascii('{"id":');
+const IP = ascii(',"ip":');
+const PORT = ascii(',"port":');
+const PROTOCOLS = ascii(',"protocols":');
+const TYPE = ascii(',"estimated_type":');
+const RESPONSE_TIME = ascii(',"response_time":');
+const COUNTRY = ascii(',"country":');
+const ANONYMITY = ascii(',"anonymity_level":');
+const ALIVE = ascii(',"alive":');
+const LATEST_CHECK = ascii(',"latest_check":');
+const SCORE = ascii(',"reputation":{"overall":{"kind":"overall","score":');
+const LABEL = ascii(',"label":');
+const ROW_END = ascii("}}}");
+const TOTAL = ascii('],"total":');
+const TRUE = ascii("true");
+const FALSE = ascii("false");
+const NULL = ascii("null");
+const PROTOCOLS_JSON = Array.from({ length: 16 }, (_, mask) => ascii(JSON.stringify(protocolsOfMask(mask))));
+
+const QUOTE = 34;
+const COMMA = 44;
+const BACKSLASH = 92;
+const MINUS = 45;
+const DOT = 46;
+const ZERO = 48;
+const NINE = 57;
+
+/** Field kinds, in record order. */
+const enum Kind {
+  Number,
+  String,
+  Mask,
+  Bool,
+  NullableString,
+  Score,
+}
+const FIELDS: readonly { key: Uint8Array; kind: Kind }[] = [
+  { key: ID, kind: Kind.Number },
+  { key: IP, kind: Kind.String },
+  { key: PORT, kind: Kind.Number },
+  { key: PROTOCOLS, kind: Kind.Mask },
+  { key: TYPE, kind: Kind.String },
+  { key: RESPONSE_TIME, kind: Kind.Number },
+  { key: COUNTRY, kind: Kind.String },
+  { key: ANONYMITY, kind: Kind.String },
+  { key: ALIVE, kind: Kind.Bool },
+  { key: LATEST_CHECK, kind: Kind.NullableString },
+  // The score is written before the label (toListItem's key order), see writeRow.
+  { key: LABEL, kind: Kind.String },
+  { key: SCORE, kind: Kind.Score },
+];
+
+export class ProxyPageJsonError extends Error {
+  override readonly name = "ProxyPageJsonError";
+}
+
+class Writer {
+  buffer: Buffer;
+  at = 0;
+
+  constructor(capacity: number) {
+    this.buffer = Buffer.allocUnsafe(capacity);
+  }
+
+  room(bytes: number): void {
+    if (this.at + bytes <= this.buffer.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(this.buffer.length * 2, this.at + bytes));
+    this.buffer.copy(grown, 0, 0, this.at);
+    this.buffer = grown;
+  }
+
+  bytes(source: Uint8Array): void {
+    this.room(source.length);
+    const buffer = this.buffer;
+    let at = this.at;
+    for (let i = 0; i < source.length; i++) buffer[at++] = source[i] ?? 0;
+    this.at = at;
+  }
+
+  /** Characters from..to of `text`, known to be ASCII. */
+  chars(text: string, from: number, to: number): void {
+    this.room(to - from);
+    const buffer = this.buffer;
+    let at = this.at;
+    for (let i = from; i < to; i++) buffer[at++] = text.charCodeAt(i);
+    this.at = at;
+  }
+
+  utf8(text: string): void {
+    this.room(Buffer.byteLength(text));
+    this.at += this.buffer.write(text, this.at, "utf8");
+  }
+}
+
+/** Printable ASCII without `"` and `\`: JSON writes such a string as is between quotes. */
+function plainString(text: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e || c === QUOTE || c === BACKSLASH) return false;
+  }
+  return true;
+}
+
+/** `-?(0|[1-9][0-9]*)(\.[0-9]*[1-9])?` and not `-0`: JSON.stringify(parseFloat(text)) writes the text itself. */
+function plainDecimal(text: string, from: number, to: number): boolean {
+  let i = from;
+  if (text.charCodeAt(i) === MINUS) i++;
+  const digits = i;
+  if (i >= to) return false;
+  const first = text.charCodeAt(i);
+  if (first === ZERO) i++;
+  else {
+    while (i < to && text.charCodeAt(i) >= ZERO && text.charCodeAt(i) <= NINE) i++;
+    if (i === digits) return false;
+  }
+  if (i === to) return !(first === ZERO && digits > from); // "-0" is written 0
+  if (text.charCodeAt(i) !== DOT) return false;
+  i++;
+  const fraction = i;
+  while (i < to && text.charCodeAt(i) >= ZERO && text.charCodeAt(i) <= NINE) i++;
+  return i === to && i > fraction && text.charCodeAt(to - 1) !== ZERO;
+}
+
+/** Ends of the unquoted fields of a record, or null when a field is quoted (then the general path reads it). */
+function fieldEnds(record: string, ends: Int32Array): boolean {
+  const end = record.length - 1;
+  if (record.charCodeAt(0) !== 40 || record.charCodeAt(end) !== 41) throw new ProxyPageJsonError("not a record");
+  let at = 1;
+  for (let field = 0; field < FIELDS.length; field++) {
+    if (record.charCodeAt(at) === QUOTE) return false;
+    let stop = at;
+    while (stop < end && record.charCodeAt(stop) !== COMMA) stop++;
+    ends[field] = stop;
+    at = stop + 1;
+    if (stop === end && field !== FIELDS.length - 1) throw new ProxyPageJsonError("record has too few fields");
+  }
+  if (at - 1 !== end) throw new ProxyPageJsonError("record has too many fields");
+  return true;
+}
+
+const ends = new Int32Array(FIELDS.length);
+
+/** What a NULL becomes (as toListItem would write it: no flag is false, no mask no protocols). */
+function writeNull(out: Writer, kind: Kind): void {
+  out.bytes(kind === Kind.Bool ? FALSE : kind === Kind.Mask ? (PROTOCOLS_JSON[0] ?? NULL) : NULL);
+}
+
+function writeValue(out: Writer, kind: Kind, text: string, from: number, to: number): void {
+  if (from === to) {
+    // NULL (an empty string is always quoted in record text).
+    writeNull(out, kind);
+    return;
+  }
+  switch (kind) {
+    case Kind.Number:
+      out.chars(text, from, to);
+      return;
+    case Kind.Mask:
+      out.bytes(PROTOCOLS_JSON[Number(text.slice(from, to)) & 15] ?? ascii("[]"));
+      return;
+    case Kind.Bool:
+      out.bytes(to - from === 1 && text.charCodeAt(from) === 116 ? TRUE : FALSE);
+      return;
+    case Kind.Score:
+      if (plainDecimal(text, from, to)) out.chars(text, from, to);
+      else out.utf8(JSON.stringify(Number.parseFloat(text.slice(from, to))));
+      return;
+    default:
+      if (plainString(text, from, to)) {
+        out.room(to - from + 2);
+        out.buffer[out.at++] = QUOTE;
+        out.chars(text, from, to);
+        out.buffer[out.at++] = QUOTE;
+      } else {
+        out.utf8(JSON.stringify(text.slice(from, to)));
+      }
+  }
+}
+
+/** A field read by the general path, written like writeValue writes an unquoted one. */
+function writeDecoded(out: Writer, kind: Kind, value: string | null): void {
+  if (value === null) {
+    writeNull(out, kind);
+    return;
+  }
+  switch (kind) {
+    case Kind.Number:
+      out.utf8(value);
+      return;
+    case Kind.Mask:
+      out.bytes(PROTOCOLS_JSON[Number(value) & 15] ?? ascii("[]"));
+      return;
+    case Kind.Bool:
+      out.bytes(value === "t" ? TRUE : FALSE);
+      return;
+    case Kind.Score:
+      out.utf8(plainDecimal(value, 0, value.length) ? value : JSON.stringify(Number.parseFloat(value)));
+      return;
+    default:
+      out.utf8(JSON.stringify(value));
+  }
+}
+
+/** Fields in toListItem's key order: the score (last in the record) before the label. */
+const ORDER = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 10] as const;
+
+function writeRow(out: Writer, record: string): void {
+  if (fieldEnds(record, ends)) {
+    for (const field of ORDER) {
+      const spec = FIELDS[field];
+      if (!spec) continue;
+      const from = field === 0 ? 1 : (ends[field - 1] ?? 0) + 1;
+      out.bytes(spec.key);
+      writeValue(out, spec.kind, record, from, ends[field] ?? 0);
+    }
+  } else {
+    const values = splitRecordText(record);
+    if (values.length !== FIELDS.length) throw new ProxyPageJsonError(`record has ${values.length} fields, expected ${FIELDS.length}`);
+    for (const field of ORDER) {
+      const spec = FIELDS[field];
+      if (!spec) continue;
+      out.bytes(spec.key);
+      writeDecoded(out, spec.kind, values[field] ?? null);
+    }
+  }
+  out.bytes(ROW_END);
+}
+
+/** `{"proxies":[rows...],"total":total}` as UTF-8 bytes. */
+export function proxyPageJson(records: readonly string[], total: number): Buffer {
+  let length = 32;
+  for (const record of records) length += record.length + 256;
+  const out = new Writer(length);
+  out.bytes(OPEN);
+  for (let i = 0; i < records.length; i++) {
+    if (i > 0) {
+      out.room(1);
+      out.buffer[out.at++] = COMMA;
+    }
+    writeRow(out, records[i] ?? "");
+  }
+  out.bytes(TOTAL);
+  out.utf8(String(total));
+  out.room(1);
+  out.buffer[out.at++] = 125; // }
+  return out.buffer.subarray(0, out.at);
+}
