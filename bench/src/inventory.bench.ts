@@ -6,6 +6,7 @@ import pg from "pg";
 import { fork } from "node:child_process";
 import { benchConfigFromProcess, type BenchConfig } from "./bench.config.js";
 import { createBenchDatabase, seedProxies } from "./bench-database.js";
+import { cpuTimes, stolenShare, type CpuTimes } from "./host.js";
 import { apiExport, apiUpload, sqlExport, sqlUpload, uploadLines, type BulkResult } from "./bulk-scenarios.js";
 import { FIRST_HUNDRED, LIST_SCENARIOS, type ListScenario } from "./list-scenarios.js";
 import type { GatewayProcessData, GatewayProcessMessage, GatewayProcessRequest, GatewayWindow } from "./gateway.process.js";
@@ -106,6 +107,13 @@ async function main(config: BenchConfig): Promise<number> {
 
     // --- list pages -------------------------------------------------------
     out();
+    const stolen: string[] = [];
+    let partStarted: CpuTimes | null = cpuTimes();
+    const partDone = (part: string): void => {
+      const now = cpuTimes();
+      stolen.push(`${part} ${stolenShare(partStarted, now)}`);
+      partStarted = now;
+    };
     out(`List pages (pageSize 40), ${config.concurrency} concurrent clients, up to ${config.requests} requests per side:`);
     out(`${"scenario".padEnd(28)}${"API p50".padStart(11)}${"API p99".padStart(11)}${"SQL p50".padStart(11)}${"SQL p99".padStart(11)}${"p99 API/SQL".padStart(13)}  n`);
     const pages = new KeepAliveGetClient(address.port, { Authorization: `Bearer ${listUser.token}` });
@@ -187,6 +195,7 @@ async function main(config: BenchConfig): Promise<number> {
     verdicts.push({ target: `first 100 unfiltered pages: API p99 <= ${TARGETS.firstHundredP99Ms} ms`, measured: ms(hundredP99), pass: hundredP99 <= TARGETS.firstHundredP99Ms });
     verdicts.push({ target: `any page: API p99 <= ${TARGETS.anyPageP99Ms} ms`, measured: `${ms(worstApiP99)} (slowest single request ${ms(worstApiMax)})`, pass: worstApiP99 <= TARGETS.anyPageP99Ms });
 
+    partDone("list pages");
     // Why totals come from counters: the plain count over the user's rows, for reference.
     const countSamples = await runLoad({ concurrency: 1, requests: 5, maxMs: 10_000 }, async () => {
       await sql.query("SELECT count(*) FROM proxies WHERE user_id = $1", [listUser.userId]);
@@ -199,9 +208,11 @@ async function main(config: BenchConfig): Promise<number> {
     const uploadBytes = Buffer.byteLength(lines.join("\n")) + 1;
     out(`Upload of ${config.uploadLines.toLocaleString("en")} lines (${(uploadBytes / 2 ** 20).toFixed(2)} MiB), end to end:`);
     await settle();
+    partStarted = cpuTimes();
     const apiUp = await apiUpload(client, uploadUser.token, lines);
     await settle();
     const sqlUp = await sqlUpload(sql, referenceUser.userId, lines);
+    partDone("upload");
     reportBulk("upload", "lines", apiUp, sqlUp, TARGETS.uploadLinesPerSec, verdicts);
     if (apiUp.available && apiUp.details) {
       out(`  API details: ${JSON.stringify(apiUp.details)}`);
@@ -212,8 +223,10 @@ async function main(config: BenchConfig): Promise<number> {
     out();
     out(`Export of ${config.proxies.toLocaleString("en")} rows (ip:port), streamed:`);
     await settle();
+    partStarted = cpuTimes();
     const sqlOut = await sqlExport(sql, listUser.userId);
     const apiOut = await apiExport(client, listUser.token);
+    partDone("export");
     reportBulk("export", "rows", apiOut, sqlOut, TARGETS.exportRowsPerSec, verdicts);
     if (apiOut.available && apiOut.rows !== config.proxies) problems.push(`export: ${apiOut.rows} rows != ${config.proxies}`);
 
@@ -224,6 +237,7 @@ async function main(config: BenchConfig): Promise<number> {
     for (const problem of problems) out(`  ERROR ${problem}`);
     out();
     out(`finished in ${((Date.now() - started) / 1000).toFixed(1)} s, load average ${load()}`);
+    out(`CPU time taken by the hypervisor for other guests (steal, /proc/stat): ${stolen.join(", ")}`);
     if (problems.length > 0) return 1;
     return !config.smoke && verdicts.some((v) => !v.pass) ? 1 : 0;
   } finally {
