@@ -49,15 +49,15 @@ const RAW_TEXT = { getTypeParser: () => (value: string) => value };
 const TUPLE_COLUMNS = `p.id, p.ip, p.port, p.alive_protocols, p.estimated_type, p.response_time, p.country, p.anonymity_level, p.alive,
   to_char(p.latest_check AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), p.reputation_label, p.reputation_score`;
 
-
 /**
  * One page and its total in one statement (one round trip to PostgreSQL per
- * request instead of two), each row as one row value's text (proxy-page-json.ts
- * reads the fields: id, ip, port, alive_protocols, estimated_type,
- * response_time, country, anonymity_level, alive as t/f, latest_check
- * formatted like toISOString() or NULL, reputation_label, and the score as the
- * `real`'s shortest text): at 16 concurrent clients on a small machine the fixed per-request
- * cost is most of a cheap page's latency (docs/benchmarks.md). Same rows,
+ * request instead of two), each row as one row value's text
+ * (proxy-page-json.ts reads the fields: id, ip, port, alive_protocols,
+ * estimated_type, response_time, country, anonymity_level, alive as t/f,
+ * latest_check formatted like toISOString() or NULL, reputation_label, and
+ * the score as the `real`'s shortest text): at 16 concurrent clients on a
+ * small machine the fixed per-request cost is most of a cheap page's
+ * latency (docs/benchmarks.md). Same rows,
  * order and total as `selectProxyPage` + `countMatchingProxies`. Totals the
  * counters hold ride along in the page's statement; a count(*) runs beside
  * it on a second connection; a page past the end has no row to carry the
