@@ -6,6 +6,10 @@ import { migrate, readMigrations } from "@roost/db";
  * Every test gets its own database, cloned from a template that holds the
  * migrated schema. The template's name carries a hash of the migrations, so a
  * changed migration builds a fresh template and stale ones are never reused.
+ * Each run writes the time into its template's comment; templates of other
+ * migration sets (earlier schemas, or another checkout on the same server)
+ * unused for a week are dropped, so a developer's server does not collect
+ * one per schema change.
  */
 
 import { testServerUrl } from "./test-env.js";
@@ -13,6 +17,11 @@ import { testServerUrl } from "./test-env.js";
 export { testServerUrl };
 
 const TEMPLATE_LOCK = 72707370;
+
+/** Templates of other migration sets unused for this long are dropped. */
+export const TEMPLATE_IDLE_DROP_SEC = 7 * 24 * 3600;
+
+const USED_AT = /^roost test template, last used (\d+)$/;
 
 export function databaseUrlFor(name: string): string {
   const url = new URL(testServerUrl);
@@ -51,12 +60,38 @@ export async function ensureTemplate(): Promise<string> {
         await migrate(databaseUrlFor(building));
         await admin.query(`ALTER DATABASE "${building}" RENAME TO "${name}"`);
       }
+      if (!templateMarked) {
+        await admin.query(`COMMENT ON DATABASE "${name}" IS 'roost test template, last used ${Math.floor(Date.now() / 1000)}'`);
+        templateMarked = true;
+      }
       await dropStaleTestDatabases(admin);
+      await dropIdleTemplates(admin, name);
     } finally {
       await admin.query("SELECT pg_advisory_unlock($1)", [TEMPLATE_LOCK]);
     }
   });
   return name;
+}
+
+/** Once per process: the template's last-use time is written on the first use. */
+let templateMarked = false;
+
+/**
+ * Other templates (roost_tpl_<hash>, and builds a crash left) whose comment
+ * says they were last used over a week ago, or that have none. Called under
+ * the template lock, so no build is in progress; a template being cloned at
+ * this moment cannot be dropped (no FORCE) and is left for next time.
+ */
+async function dropIdleTemplates(admin: pg.Client, current: string): Promise<void> {
+  const { rows } = await admin.query<{ datname: string; comment: string | null }>(
+    "SELECT datname, shobj_description(oid, 'pg_database') AS comment FROM pg_database WHERE datname LIKE 'roost\\_tpl\\_%' AND datname <> $1",
+    [current],
+  );
+  const cutoff = Math.floor(Date.now() / 1000) - TEMPLATE_IDLE_DROP_SEC;
+  for (const { datname, comment } of rows) {
+    const usedAt = Number(USED_AT.exec(comment ?? "")?.[1] ?? 0);
+    if (usedAt < cutoff) await admin.query(`DROP DATABASE IF EXISTS "${datname}"`).catch(() => undefined);
+  }
 }
 
 /** Test databases are named roost_t_<epoch seconds>_<random>; drop those older than 2 hours. */
