@@ -261,19 +261,19 @@ describe("POST /api/addProxies with ALLOW_PRIVATE_NETWORK_TARGETS", () => {
 describe("POST /api/addProxies over the limit mid-stream", () => {
   let h: GatewayHarness;
   beforeAll(async () => {
-    h = await startGatewayHarness({ API_UPLOAD_MAX_BODY_BYTES: String(256 * 1024) });
+    h = await startGatewayHarness({ API_UPLOAD_MAX_BODY_BYTES: String(640 * 1024) });
   });
   afterAll(async () => {
     await h.close();
   });
 
-  it("answers 413 for a chunked body that passes the limit after batches were inserted, and stores nothing", async () => {
+  it("answers 413 for a chunked body that passes the limit after batches were inserted on both connections, and stores nothing", async () => {
     const { token } = await h.register();
     const { port }: AddressInfo = await h.service.start();
     const boundary = "----roost-test-boundary";
-    // ~450 KiB without Content-Length: the overflow shows only while streaming,
-    // after several 5000-row batches went into the upload's transaction.
-    const lines = Array.from({ length: 30000 }, (_, i) => `8.${(i >> 8) & 255}.${i & 255}.1:${8000 + (i >> 16)}`).join("\n");
+    // ~940 KiB without Content-Length: the overflow shows only while streaming, after
+    // about four 10,000-row batches went into the upload's two transactions.
+    const lines = Array.from({ length: 60000 }, (_, i) => `8.${(i >> 8) & 255}.${i & 255}.1:${8000 + (i >> 16)}`).join("\n");
     const status = await new Promise<number>((resolve, reject) => {
       const req = http.request(
         {
@@ -300,7 +300,10 @@ describe("POST /api/addProxies over the limit mid-stream", () => {
     );
     expect(Number(rows[0]?.stored)).toBe(0);
     // Sequences are not transactional: ids were drawn for rows that were then rolled back.
-    expect(Number(rows[0]?.ids_used)).toBeGreaterThanOrEqual(5000);
+    expect(Number(rows[0]?.ids_used)).toBeGreaterThanOrEqual(30000);
+    // Both connections went back to the pool with their transactions rolled back.
+    const open = await h.db.pool.query("SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'");
+    expect(open.rowCount).toBe(0);
     const count = await h.http.get("/api/getProxyCount").set("Authorization", `Bearer ${token}`);
     expect(count.body).toBe(0);
   });
