@@ -247,7 +247,7 @@ async function main(config: BenchConfig): Promise<number> {
   }
 }
 
-/** Starts gateway.worker.js; `stop()` stops the gateway, deletes its Redis keys and ends the thread. */
+/** The gateway under test, in its child process. */
 interface GatewayProcess {
   port: number;
   flags: string[];
