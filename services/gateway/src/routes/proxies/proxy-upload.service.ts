@@ -134,7 +134,8 @@ export class ProxyUploadSession {
   private readonly lanes: StoreLane[];
   /** The second connection being opened (null: not asked for, or none to spare). */
   private spare: Promise<StoreLane | null> | null = null;
-  private spareTicket: object | null = null;
+  /** The session ended while the second connection was still being opened: it is rolled back on arrival. */
+  private spareGivenUp = false;
   /** The last id reservation: each batch's starts after the previous batch's, on whichever connection. */
   private lastReservation: Promise<unknown> = Promise.resolve();
   private closed = false;
@@ -253,9 +254,9 @@ export class ProxyUploadSession {
 
   /** A second connection still being opened when the session ends is rolled back and released when it arrives. */
   private releaseSpare(): void {
-    if (this.spareTicket === null) return; // never asked for, or given up already
-    this.spareTicket = null;
-    void this.spare?.then((lane) => {
+    if (this.spare === null || this.spareGivenUp) return;
+    this.spareGivenUp = true;
+    void this.spare.then((lane) => {
       if (!lane || this.lanes.includes(lane)) return;
       lane.client.query("ROLLBACK").then(
         () => lane.client.release(),
@@ -283,9 +284,6 @@ export class ProxyUploadSession {
     const max = pool.options?.max;
     if (pool.idleCount === undefined || pool.totalCount === undefined || max === undefined) return Promise.resolve(null);
     if ((pool.waitingCount ?? 0) > 0 || (pool.idleCount === 0 && pool.totalCount >= max)) return Promise.resolve(null);
-    // Which request this is: a session that gave up on it (releaseSpare) no longer points at it.
-    const ticket = {};
-    this.spareTicket = ticket;
     return (async (): Promise<StoreLane | null> => {
       const client = await pool.connect();
       try {
@@ -295,7 +293,7 @@ export class ProxyUploadSession {
         return null;
       }
       const lane: StoreLane = { client, copier: new ProxyCopier(client, this.options.userId), storing: null };
-      if (this.closed || this.spareTicket !== ticket) return lane; // releaseSpare rolls it back
+      if (this.closed || this.spareGivenUp) return lane; // releaseSpare rolls it back
       this.lanes.push(lane);
       return lane;
     })().catch(() => null);
