@@ -1,3 +1,4 @@
+import { ascii, ByteWriter, plainDecimal } from "./byte-writer.js";
 import { protocolsOfMask } from "./proxy.schema.js";
 import { splitRecordText } from "./record-text.js";
 
@@ -20,8 +21,6 @@ import { splitRecordText } from "./record-text.js";
  * through the general path (splitRecordText, JSON.stringify); everything
  * else is copied character by character.
  */
-
-const ascii = (text: string): Uint8Array => Uint8Array.from(text, (c) => c.charCodeAt(0));
 
 const OPEN = ascii('{"proxies":[');
 const ID = ascii('{"id":');
@@ -46,10 +45,6 @@ const PROTOCOLS_JSON = Array.from({ length: 16 }, (_, mask) => ascii(JSON.string
 const QUOTE = 34;
 const COMMA = 44;
 const BACKSLASH = 92;
-const MINUS = 45;
-const DOT = 46;
-const ZERO = 48;
-const NINE = 57;
 
 /** Field kinds, in record order. */
 const enum Kind {
@@ -80,44 +75,6 @@ export class ProxyPageJsonError extends Error {
   override readonly name = "ProxyPageJsonError";
 }
 
-class Writer {
-  buffer: Buffer;
-  at = 0;
-
-  constructor(capacity: number) {
-    this.buffer = Buffer.allocUnsafe(capacity);
-  }
-
-  room(bytes: number): void {
-    if (this.at + bytes <= this.buffer.length) return;
-    const grown = Buffer.allocUnsafe(Math.max(this.buffer.length * 2, this.at + bytes));
-    this.buffer.copy(grown, 0, 0, this.at);
-    this.buffer = grown;
-  }
-
-  bytes(source: Uint8Array): void {
-    this.room(source.length);
-    const buffer = this.buffer;
-    let at = this.at;
-    for (let i = 0; i < source.length; i++) buffer[at++] = source[i] ?? 0;
-    this.at = at;
-  }
-
-  /** Characters from..to of `text`, known to be ASCII. */
-  chars(text: string, from: number, to: number): void {
-    this.room(to - from);
-    const buffer = this.buffer;
-    let at = this.at;
-    for (let i = from; i < to; i++) buffer[at++] = text.charCodeAt(i);
-    this.at = at;
-  }
-
-  utf8(text: string): void {
-    this.room(Buffer.byteLength(text));
-    this.at += this.buffer.write(text, this.at, "utf8");
-  }
-}
-
 /** Printable ASCII without `"` and `\`: JSON writes such a string as is between quotes. */
 function plainString(text: string, from: number, to: number): boolean {
   for (let i = from; i < to; i++) {
@@ -125,26 +82,6 @@ function plainString(text: string, from: number, to: number): boolean {
     if (c < 0x20 || c > 0x7e || c === QUOTE || c === BACKSLASH) return false;
   }
   return true;
-}
-
-/** `-?(0|[1-9][0-9]*)(\.[0-9]*[1-9])?` and not `-0`: JSON.stringify(parseFloat(text)) writes the text itself. */
-function plainDecimal(text: string, from: number, to: number): boolean {
-  let i = from;
-  if (text.charCodeAt(i) === MINUS) i++;
-  const digits = i;
-  if (i >= to) return false;
-  const first = text.charCodeAt(i);
-  if (first === ZERO) i++;
-  else {
-    while (i < to && text.charCodeAt(i) >= ZERO && text.charCodeAt(i) <= NINE) i++;
-    if (i === digits) return false;
-  }
-  if (i === to) return !(first === ZERO && digits > from); // "-0" is written 0
-  if (text.charCodeAt(i) !== DOT) return false;
-  i++;
-  const fraction = i;
-  while (i < to && text.charCodeAt(i) >= ZERO && text.charCodeAt(i) <= NINE) i++;
-  return i === to && i > fraction && text.charCodeAt(to - 1) !== ZERO;
 }
 
 /** Ends of the unquoted fields of a record, or null when a field is quoted (then the general path reads it). */
@@ -167,11 +104,11 @@ function fieldEnds(record: string, ends: Int32Array): boolean {
 const ends = new Int32Array(FIELDS.length);
 
 /** What a NULL becomes (as toListItem would write it: no flag is false, no mask no protocols). */
-function writeNull(out: Writer, kind: Kind): void {
+function writeNull(out: ByteWriter, kind: Kind): void {
   out.bytes(kind === Kind.Bool ? FALSE : kind === Kind.Mask ? (PROTOCOLS_JSON[0] ?? NULL) : NULL);
 }
 
-function writeValue(out: Writer, kind: Kind, text: string, from: number, to: number): void {
+function writeValue(out: ByteWriter, kind: Kind, text: string, from: number, to: number): void {
   if (from === to) {
     // NULL (an empty string is always quoted in record text).
     writeNull(out, kind);
@@ -204,7 +141,7 @@ function writeValue(out: Writer, kind: Kind, text: string, from: number, to: num
 }
 
 /** A field read by the general path, written like writeValue writes an unquoted one. */
-function writeDecoded(out: Writer, kind: Kind, value: string | null): void {
+function writeDecoded(out: ByteWriter, kind: Kind, value: string | null): void {
   if (value === null) {
     writeNull(out, kind);
     return;
@@ -230,7 +167,7 @@ function writeDecoded(out: Writer, kind: Kind, value: string | null): void {
 /** Fields in toListItem's key order: the score (last in the record) before the label. */
 const ORDER = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 10] as const;
 
-function writeRow(out: Writer, record: string): void {
+function writeRow(out: ByteWriter, record: string): void {
   if (fieldEnds(record, ends)) {
     for (const field of ORDER) {
       const spec = FIELDS[field];
@@ -256,7 +193,7 @@ function writeRow(out: Writer, record: string): void {
 export function proxyPageJson(records: readonly string[], total: number): Buffer {
   let length = 32;
   for (const record of records) length += record.length + 256;
-  const out = new Writer(length);
+  const out = new ByteWriter(length);
   out.bytes(OPEN);
   for (let i = 0; i < records.length; i++) {
     if (i > 0) {
@@ -269,5 +206,5 @@ export function proxyPageJson(records: readonly string[], total: number): Buffer
   out.utf8(String(total));
   out.room(1);
   out.buffer[out.at++] = 125; // }
-  return out.buffer.subarray(0, out.at);
+  return out.written();
 }

@@ -1,0 +1,96 @@
+/**
+ * A growable output buffer for the bodies written byte by byte from
+ * PostgreSQL's row text: the list page (proxy-page-json.ts) and the csv and
+ * json exports (proxy-export-copy.ts). Writing into one buffer avoids a
+ * string per field and per row, and the encoding of the whole body again
+ * when it is sent (docs/benchmarks.md, items 17 and 18).
+ */
+
+/** The bytes of an ASCII text. */
+export const ascii = (text: string): Uint8Array => Uint8Array.from(text, (c) => c.charCodeAt(0));
+
+const MINUS = 45;
+const DOT = 46;
+const ZERO = 48;
+const NINE = 57;
+
+/**
+ * `-?(0|[1-9][0-9]*)(\.[0-9]*[1-9])?` and not `-0`: the text PostgreSQL
+ * writes for such a number is what JSON.stringify (and String) write for
+ * parseFloat of it, so it can be copied as it is.
+ */
+export function plainDecimal(text: string, from: number, to: number): boolean {
+  let i = from;
+  if (text.charCodeAt(i) === MINUS) i++;
+  const digits = i;
+  if (i >= to) return false;
+  const first = text.charCodeAt(i);
+  if (first === ZERO) i++;
+  else {
+    while (i < to && text.charCodeAt(i) >= ZERO && text.charCodeAt(i) <= NINE) i++;
+    if (i === digits) return false;
+  }
+  if (i === to) return !(first === ZERO && digits > from); // "-0" is written 0
+  if (text.charCodeAt(i) !== DOT) return false;
+  i++;
+  const fraction = i;
+  while (i < to && text.charCodeAt(i) >= ZERO && text.charCodeAt(i) <= NINE) i++;
+  return i === to && i > fraction && text.charCodeAt(to - 1) !== ZERO;
+}
+
+export class ByteWriter {
+  buffer: Buffer;
+  at = 0;
+
+  constructor(capacity: number) {
+    this.buffer = Buffer.allocUnsafe(Math.max(Math.ceil(capacity), 64));
+  }
+
+  room(bytes: number): void {
+    if (this.at + bytes <= this.buffer.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(this.buffer.length * 2, this.at + bytes));
+    this.buffer.copy(grown, 0, 0, this.at);
+    this.buffer = grown;
+  }
+
+  byte(value: number): void {
+    this.room(1);
+    this.buffer[this.at++] = value;
+  }
+
+  bytes(source: Uint8Array): void {
+    this.room(source.length);
+    const buffer = this.buffer;
+    let at = this.at;
+    for (let i = 0; i < source.length; i++) buffer[at++] = source[i] ?? 0;
+    this.at = at;
+  }
+
+  /** Bytes from..to of `source` (short runs: a loop beats a native copy call). */
+  slice(source: Uint8Array, from: number, to: number): void {
+    this.room(to - from);
+    const buffer = this.buffer;
+    let at = this.at;
+    for (let i = from; i < to; i++) buffer[at++] = source[i] ?? 0;
+    this.at = at;
+  }
+
+  /** Characters from..to of `text`, known to be ASCII. */
+  chars(text: string, from: number, to: number): void {
+    this.room(to - from);
+    const buffer = this.buffer;
+    let at = this.at;
+    for (let i = from; i < to; i++) buffer[at++] = text.charCodeAt(i);
+    this.at = at;
+  }
+
+  utf8(text: string): void {
+    this.room(Buffer.byteLength(text));
+    this.at += this.buffer.write(text, this.at, "utf8");
+  }
+
+  /** What was written (a view of the buffer: write nothing more after taking it). */
+  written(): Buffer {
+    return this.buffer.subarray(0, this.at);
+  }
+}
