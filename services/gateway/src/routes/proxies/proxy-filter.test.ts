@@ -1,4 +1,4 @@
-import { buildProxyWhere, emptyFilters, filtersFromBulkRequest, parseProxyFilters, ProxyFilterError } from "./proxy-filter.js";
+import { buildProxyWhere, emptyFilters, filtersFromBulkRequest, parseProxyFilters, ProxyFilterError, inlineSqlCondition } from "./proxy-filter.js";
 import { deleteFiltersOf } from "./proxy-delete.service.js";
 
 describe("parseProxyFilters", () => {
@@ -115,5 +115,38 @@ describe("deleteFiltersOf", () => {
 
   it.each([[[]], [{}], [{ proxies: [] }], [{ scope: "selected" }], [{ filter: true }], [null], ["1"], [[0]], [{ scope: "every" }]])("refuses %j", (body) => {
     expect(() => deleteFiltersOf(body)).toThrow(ProxyFilterError);
+  });
+});
+
+describe("inlineSqlCondition", () => {
+  it("writes integers, quoted strings and arrays where the placeholders were", () => {
+    expect(inlineSqlCondition({ text: "a = $1 AND b = ANY($2::int[]) AND c = ANY($3::text[]) AND d <= $10", params: [5, [1, -2], ["x", "y"], 0, 0, 0, 0, 0, 0, 7] })).toBe(
+      "a = (5) AND b = ANY(ARRAY[(1),(-2)]::int[]) AND c = ANY(ARRAY['x','y']::text[]) AND d <= (7)",
+    );
+    expect(inlineSqlCondition({ text: "x = ANY($1::int[])", params: [[]] })).toBe("x = ANY(ARRAY[]::int[])");
+  });
+
+  it("quotes strings so they stay strings: quotes doubled, backslashes in an E'' literal, placeholders inside values left alone", () => {
+    expect(inlineSqlCondition({ text: "a = $1 AND b = $2", params: ["it's $2", "c:\\dir"] })).toBe("a = 'it''s $2' AND b =  E'c:\\\\dir'");
+  });
+
+  it("refuses what it cannot write as a literal", () => {
+    expect(() => inlineSqlCondition({ text: "a = $1", params: [1.5] })).toThrow(TypeError);
+    expect(() => inlineSqlCondition({ text: "a = $1", params: [Number.MAX_SAFE_INTEGER + 1] })).toThrow(TypeError);
+    expect(() => inlineSqlCondition({ text: "a = $1", params: [{ x: 1 }] })).toThrow(TypeError);
+    expect(() => inlineSqlCondition({ text: "a = $1", params: [null] })).toThrow(TypeError);
+    expect(() => inlineSqlCondition({ text: "a = $2", params: [1] })).toThrow(RangeError);
+  });
+
+  it("inlines every filter the export builds", () => {
+    const filters = filtersFromBulkRequest(
+      { filter: true, http: true, socks5: true, maxTimeout: 900, maxRetries: 1, proxyStatus: "alive", reputationLabels: ["good", "neutral"], proxies: [3, 4] },
+      { ids: true },
+    );
+    const inlined = inlineSqlCondition(buildProxyWhere(42, filters));
+    expect(inlined).not.toMatch(/\$\d/);
+    expect(inlined).toContain("p.user_id = (42)");
+    expect(inlined).toContain("ARRAY['good','neutral']::text[]");
+    expect(inlined).toContain("ARRAY[(3),(4)]::int[]");
   });
 });

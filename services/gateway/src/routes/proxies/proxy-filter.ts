@@ -1,3 +1,4 @@
+import pg from "pg";
 import { parseIpv4 } from "@roost/net";
 import {
   ANONYMITY_LEVELS,
@@ -204,4 +205,30 @@ export function buildProxyWhere(userId: number, filters: ProxyFilters, alias = "
   if (filters.maxTimeoutMs !== undefined && filters.maxTimeoutMs > 0) conditions.push(`${alias}.response_time <= ${param(filters.maxTimeoutMs)}`);
   if (filters.maxRetries !== undefined) conditions.push(`${alias}.attempt <= ${param(filters.maxRetries)}`);
   return { text: conditions.join(" AND "), params };
+}
+
+/**
+ * The condition with its parameters written into the text as literals, for
+ * a statement that takes no parameters: `COPY (SELECT ...) TO STDOUT` (the
+ * csv and json exports). Numbers must be safe integers, strings are quoted
+ * by the driver's escapeLiteral (a quote doubled; with a backslash, an E''
+ * literal with the backslash doubled), arrays become ARRAY[...] (every
+ * array placeholder of buildProxyWhere carries its `::type[]` cast). Values
+ * are never scanned again for placeholders.
+ */
+export function inlineSqlCondition(condition: SqlCondition): string {
+  const literal = (value: unknown): string => {
+    if (typeof value === "number") {
+      if (!Number.isSafeInteger(value)) throw new TypeError(`not an integer SQL parameter: ${value}`);
+      return `(${value})`;
+    }
+    if (typeof value === "string") return pg.escapeLiteral(value);
+    if (Array.isArray(value)) return `ARRAY[${value.map(literal).join(",")}]`;
+    throw new TypeError(`unsupported SQL parameter of type ${typeof value}`);
+  };
+  return condition.text.replace(/\$(\d+)/g, (_placeholder, n: string) => {
+    const index = Number(n) - 1;
+    if (index < 0 || index >= condition.params.length) throw new RangeError(`no SQL parameter $${n}`);
+    return literal(condition.params[index]);
+  });
 }
