@@ -3,6 +3,12 @@ import type { AddressInfo } from "node:net";
 import { waitFor } from "@roost/testkit";
 import { startGatewayHarness, type GatewayHarness } from "../../test-support/gateway.harness.js";
 import { insertProtocolStatus, insertProxy, userIdOfToken, type ProxyFixture } from "../../test-support/proxy-fixtures.js";
+import { csvLine, EXPORT_COLUMNS, jsonObject, type ExportRow } from "./proxy-export-format.js";
+import { Writable } from "node:stream";
+import { emptyFilters, inlineSqlCondition } from "./proxy-filter.js";
+import { streamExport } from "./proxy-export.service.js";
+import { parseOutputFormat } from "./proxy-export-format.js";
+import { protocolsOfMask } from "./proxy.schema.js";
 
 describe("delete and export", () => {
   let h: GatewayHarness;
@@ -164,6 +170,26 @@ describe("delete and export", () => {
       expect(await exportText({ proxyStatus: "alive", proxies: [ids.deadHint] })).toBe("");
     });
 
+    it("applies the same filters to csv and json (their COPY carries the values as literals)", async () => {
+      const requests = [
+        { proxyStatus: "alive" },
+        { proxyStatus: "dead" },
+        { reputationLabels: ["poor", "unknown"] },
+        { proxies: [ids.deadPlain, ids.httpFast, ...otherIds] },
+        { filter: true, socks4: true, socks5: true },
+        { filter: true, maxTimeout: 500, proxyStatus: "alive" },
+        { filter: true, maxRetries: 1 },
+        { proxyStatus: "alive", proxies: [ids.deadHint] },
+      ];
+      for (const request of requests) {
+        const lines = await exportText({ ...request, outputFormat: "ip:port" });
+        const csv = (await exportText({ ...request, outputFormat: "csv" })).split("\n").slice(1, -1);
+        const json = JSON.parse(await exportText({ ...request, outputFormat: "json" })) as { ip: string; port: number }[];
+        expect([request, csv.map((line) => line.split(",").slice(1, 3).join(":"))]).toEqual([request, lines.split("\n").slice(0, -1)]);
+        expect([request, json.map((row) => `${row.ip}:${row.port}`)]).toEqual([request, lines.split("\n").slice(0, -1)]);
+      }
+    });
+
     it("gives json and csv with the documented columns", async () => {
       const json = JSON.parse(await exportText({ outputFormat: "json", proxies: [ids.multi, ids.deadHint] })) as unknown[];
       expect(json).toEqual([
@@ -194,7 +220,7 @@ describe("delete and export", () => {
     });
 
     it("writes each json object exactly as JSON.stringify would (escapes included)", async () => {
-      // The json objects are built by PostgreSQL (to_json); they must be byte for byte what JavaScript writes.
+      // The json objects are written from COPY's text (proxy-export-copy.ts); they must be byte for byte what JavaScript writes.
       const password = 'q"b\\s\u0001t\tn\nu\u00e9\u2028\ud83d\ude00/<>';
       const tricky = await insertProxy(h.db.pool, userId, { ip: "8.8.8.9", port: 9, username: "\u007f~", password, reputationLabel: "good", reputationScore: 0.1 });
       const text = await exportText({ outputFormat: "json", proxies: [ids.multi, ids.deadHint, tricky] });
@@ -207,9 +233,59 @@ describe("delete and export", () => {
       expect(JSON.parse(objects[2] ?? "null")).toMatchObject({ id: tricky, username: "\u007f~", password, reputation_score: 0.1 });
     });
 
+    it("gives csv and json byte for byte as csvLine and jsonObject write the rows a plain SELECT reads", async () => {
+      const odd = [
+        { username: 'q"b\\s\u0001t\tn\nu\u00e9\u2028\ud83d\ude00/<>', password: "x,y\"z", reputationScore: 0.1 },
+        { username: "=HYPERLINK(1)", password: "+1", country: "N/A", reputationScore: 1e-5 },
+        { username: "-2", password: "@sum", reputationScore: 12_345_678 },
+        { username: "\tlead", password: "\rcr", reputationScore: -0 },
+        { username: " padded", password: "padded ", reputationScore: Number.NaN },
+        { username: "\\N", password: "back\\slash\b\f\v", reputationScore: Number.POSITIVE_INFINITY },
+        { username: "\u007f~", password: "\u00a0nbsp", estimatedType: "résidentiel" },
+      ];
+      for (const [i, fixture] of odd.entries()) await insertProxy(h.db.pool, userId, { ip: `8.8.9.${i + 1}`, aliveOn: ["https"], latestCheck: new Date(Date.UTC(2026, 10, 24, 1, 2, 3, i)), ...fixture });
+      const { rows } = await h.db.pool.query<{
+        id: number; ip: string; port: number; username: string; password: string; alive_protocols: number; country: string; estimated_type: string;
+        anonymity_level: string; response_time: number; alive: boolean; latest_check: Date | null; reputation_label: string; reputation_score: number;
+      }>("SELECT * FROM proxies WHERE user_id = $1 ORDER BY id", [userId]);
+      const exportRows: ExportRow[] = rows.map((r) => ({
+        id: r.id, ip: r.ip, port: r.port, username: r.username, password: r.password, protocols: protocolsOfMask(r.alive_protocols), protocol: "http",
+        country: r.country, type: r.estimated_type, anonymity: r.anonymity_level, responseTime: r.response_time, alive: r.alive,
+        latestCheck: r.latest_check === null ? null : r.latest_check.toISOString(), reputationLabel: r.reputation_label, reputationScore: r.reputation_score,
+      }));
+      expect(exportRows).toHaveLength(Object.keys(fixtures).length + odd.length);
+      expect(await exportText({ outputFormat: "csv" })).toBe(`${EXPORT_COLUMNS.join(",")}\n${exportRows.map((r) => `${csvLine(r)}\n`).join("")}`);
+      expect(await exportText({ outputFormat: "json" })).toBe(`[${exportRows.map((r, i) => `${i === 0 ? "\n" : ",\n"}${jsonObject(r)}`).join("")}\n]\n`);
+      expect(await exportText({ outputFormat: "csv", proxies: [otherIds[0] ?? 0] })).toBe(`${EXPORT_COLUMNS.join(",")}\n`);
+      expect(await exportText({ outputFormat: "json", proxies: [otherIds[0] ?? 0] })).toBe("[]\n");
+    });
+
+    it("writes the filter's values into the COPY as literals that mean what the parameters meant", async () => {
+      const evil = "x'); DROP TABLE proxies; --\\' $1 \u00e9";
+      const condition = inlineSqlCondition({ text: "$1::text AS text, $2::int[] AS ids, $3::text[] AS labels, $4 AS n", params: [evil, [1, -2], [evil, ""], -7] });
+      const { rows } = await h.db.pool.query(`SELECT ${condition}`);
+      expect(rows).toEqual([{ text: evil, ids: [1, -2], labels: [evil, ""], n: -7 }]);
+    });
+
     it("exports only the caller's proxies", async () => {
       expect(await exportText({}, other)).toBe("7.7.7.1:8080\n7.7.7.2:8080\n");
     });
+
+    /** An export over a real socket: its status and first chunk, after which the client stops reading (the server must wait, not buffer the rest). */
+    const startPausedExport = (port: number, body: object): Promise<{ status: number; received: number }> =>
+      new Promise((resolve, reject) => {
+        const req = http.request(
+          { host: "127.0.0.1", port, method: "POST", path: "/api/user/export", headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" } },
+          (res) => {
+            res.once("data", (chunk: Buffer) => {
+              res.pause();
+              resolve({ status: res.statusCode ?? 0, received: chunk.length });
+            });
+          },
+        );
+        req.on("error", reject);
+        req.end(JSON.stringify(body));
+      });
 
     it("streams with backpressure and stops reading the cursor when the client goes away", async () => {
       await h.db.pool.query(
@@ -218,25 +294,8 @@ describe("delete and export", () => {
       );
       const { port }: AddressInfo = await h.service.start();
       try {
-        let received = 0;
-        let status = 0;
-        await new Promise<void>((resolve, reject) => {
-          const req = http.request(
-            { host: "127.0.0.1", port, method: "POST", path: "/api/user/export", headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" } },
-            (res) => {
-              status = res.statusCode ?? 0;
-              // Read one chunk, then stop reading: the server must wait, not buffer the rest.
-              res.once("data", (chunk: Buffer) => {
-                received += chunk.length;
-                res.pause();
-                resolve();
-              });
-            },
-          );
-          req.on("error", reject);
-          // ~1 KB a line, ~55 MB in all: far more than socket buffers hold.
-          req.end(JSON.stringify({ outputFormat: `ip:port ${"x".repeat(900)}` }));
-        });
+        // ~1 KB a line, ~55 MB in all: far more than socket buffers hold.
+        const { status, received } = await startPausedExport(port, { outputFormat: `ip:port ${"x".repeat(900)}` });
         // While the client does not read, the export waits on the socket with its cursor open.
         const exporting = async () =>
           Number(
@@ -256,6 +315,74 @@ describe("delete and export", () => {
         await waitFor(async () => h.db.pool.totalCount === h.db.pool.idleCount, { timeoutMs: 10_000 });
       } finally {
         await h.service.stop();
+      }
+    });
+
+    it("csv and json: streams the COPY with backpressure and drops its connection when the client goes away", async () => {
+      // ~1 KB a row (a long user name), ~60 MB of json in all: far more than socket buffers hold.
+      await h.db.pool.query(
+        `INSERT INTO proxies (user_id, ip, port, username) SELECT $1, '12.' || (i >> 16) || '.' || ((i >> 8) & 255) || '.' || (i & 255), 8080, repeat('u', 900) FROM generate_series(1, 60000) i`,
+        [userId],
+      );
+      const copying = async () =>
+        Number(
+          (
+            await h.db.pool.query<{ n: string }>(
+              `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'COPY (SELECT%'`,
+            )
+          ).rows[0]?.n ?? 0,
+        );
+      /** The COPY waits to write to the gateway (its socket is full) and has produced this many rows so far; null when no COPY waits so. */
+      const blockedCopyRows = async (): Promise<number | null> => {
+        const { rows } = await h.db.pool.query<{ tuples: string }>(
+          `SELECT c.tuples_processed AS tuples FROM pg_stat_progress_copy c JOIN pg_stat_activity a USING (pid)
+            WHERE c.datname = current_database() AND c.command = 'COPY TO' AND a.wait_event = 'ClientWrite'`,
+        );
+        return rows[0] ? Number(rows[0].tuples) : null;
+      };
+      for (const outputFormat of ["csv", "json"]) {
+        const { port }: AddressInfo = await h.service.start();
+        try {
+          const { status, received } = await startPausedExport(port, { outputFormat });
+          expect([outputFormat, status]).toEqual([outputFormat, 200]);
+          expect(received).toBeGreaterThan(0);
+          // While the client does not read, the gateway stops reading the COPY: PostgreSQL waits to write and its row count
+          // stops moving, with most rows not produced (a gateway that ignored backpressure would let the COPY run to its end).
+          let previous: number | null = null;
+          const produced = await waitFor(
+            async () => {
+              const now = await blockedCopyRows();
+              const settled = now !== null && now === previous;
+              previous = now;
+              return settled ? now : null;
+            },
+            { timeoutMs: 10_000, intervalMs: 200, what: "the COPY to stop, blocked on the gateway" },
+          );
+          expect(produced).toBeLessThan(30_000);
+          expect(await copying()).toBe(1);
+          await h.service.stop(0);
+          await waitFor(async () => (await copying()) === 0, { timeoutMs: 10_000 });
+          await waitFor(async () => h.db.pool.totalCount === h.db.pool.idleCount, { timeoutMs: 10_000 });
+        } finally {
+          await h.service.stop();
+        }
+      }
+      // Whole exports still work on the pool afterwards.
+      expect((await exportText({ outputFormat: "csv" })).split("\n")).toHaveLength(Object.keys(fixtures).length + 60_000 + 2);
+    });
+
+    it("ends, and frees its connection, when the stream closes while the export waits for it to drain", async () => {
+      for (const outputFormat of ["ip:port", "csv", "json"]) {
+        // Takes nothing: the first write fills it, then it is destroyed (a client that left) instead of draining.
+        const stream = new Writable({
+          highWaterMark: 1,
+          write() {
+            setImmediate(() => stream.destroy());
+          },
+        });
+        const written = await streamExport(h.db.pool, userId, emptyFilters(), parseOutputFormat(outputFormat), { begin: () => undefined, stream });
+        expect([outputFormat, written <= Object.keys(fixtures).length]).toEqual([outputFormat, true]);
+        await waitFor(async () => h.db.pool.totalCount === h.db.pool.idleCount, { timeoutMs: 10_000 });
       }
     });
 

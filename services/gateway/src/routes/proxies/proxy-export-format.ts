@@ -181,7 +181,7 @@ const NEEDS_QUOTES = /[",\r\n]|^\s|\s$/;
  * keep values exactly.
  */
 const FORMULA_START = /^[=+\-@\t\r]/;
-const csvField = (value: string): string => {
+export const csvField = (value: string): string => {
   const text = FORMULA_START.test(value) ? `'${value}` : value;
   return text !== value || NEEDS_QUOTES.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 };

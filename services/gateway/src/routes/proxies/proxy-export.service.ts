@@ -1,8 +1,9 @@
 import type { Writable } from "node:stream";
 import type pg from "pg";
-import { buildProxyWhere, type ProxyFilters } from "./proxy-filter.js";
-import { csvLine, EXPORT_COLUMNS, type ExportFormat, type ExportRow, type TemplatePlaceholder } from "./proxy-export-format.js";
-import { PROXY_PROTOCOLS } from "./proxy.schema.js";
+import { to as copyTo } from "pg-copy-streams";
+import { buildProxyWhere, inlineSqlCondition, type ProxyFilters, type SqlCondition } from "./proxy-filter.js";
+import { COPY_EXPORT_SELECT, CopyExportWriter } from "./proxy-export-copy.js";
+import type { ExportFormat, ExportRow, LineTemplate, TemplatePlaceholder } from "./proxy-export-format.js";
 
 /** Rows per FETCH (two in memory: the next is fetched while one is written): big enough to amortise the round trip, small enough to stay in the young generation. */
 const FETCH_ROWS = 5_000;
@@ -24,53 +25,33 @@ const PROTOCOL_SQL = `CASE
   END`;
 
 /**
- * The export query's columns, always in RawRow order. A template reads only
- * what it shows (plus the credentials, which decide its credential-free
- * form); the rest are NULL, which costs neither the database nor the parser.
+ * The template query's columns, always in RawRow order. A template reads
+ * only what it shows (plus the credentials, which decide its
+ * credential-free form); the rest are NULL, which costs neither the
+ * database nor the parser. No placeholder shows the id, the protocol list
+ * or the check time.
  */
-function selectList(format: ExportFormat): string[] {
-  const all = format.kind !== "template";
-  const uses = (field: TemplatePlaceholder): boolean => all || (format.kind === "template" && format.template.fields.has(field));
+function selectList(template: LineTemplate): string[] {
   const column = (expression: string, used: boolean, type: string): string => (used ? expression : `NULL::${type}`);
+  const uses = (field: TemplatePlaceholder): boolean => template.fields.has(field);
   return [
-    column("p.id", all, "int"),
+    "NULL::int",
     column("p.ip", uses("ip"), "text"),
     column("p.port", uses("port"), "int"),
     "p.username",
     "p.password",
-    column("p.alive_protocols", all, "smallint"),
+    "NULL::smallint",
     column("p.country", uses("country"), "text"),
     column("p.estimated_type", uses("type"), "text"),
     column("p.anonymity_level", uses("anonymity"), "text"),
     column("p.response_time", uses("time"), "int"),
     column("p.alive", uses("alive"), "boolean"),
-    column(`to_char(p.latest_check AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`, all, "text"),
+    "NULL::text",
     column("p.reputation_label", uses("reputation") || uses("reputation_label"), "text"),
     column("p.reputation_score", uses("reputation_score"), "real"),
-    column(PROTOCOL_SQL, format.kind === "template" && format.template.fields.has("protocol"), "text"),
+    column(PROTOCOL_SQL, uses("protocol"), "text"),
   ];
 }
-
-/**
- * The json format's object up to `"reputation_score":`, built by PostgreSQL:
- * the text `jsonObject` (JSON.stringify) gives, key for key. to_json escapes
- * text as JSON.stringify does; the score stays a number column so that it
- * prints as JavaScript prints it. Two columns per row instead of fourteen:
- * decoding the columns, not formatting them, was most of the gateway's
- * work, and PostgreSQL builds the next batch while the gateway writes this
- * one (docs/benchmarks.md).
- */
-const PROTOCOLS_JSON_SQL = `(ARRAY[${Array.from({ length: 16 }, (_, mask) => `'${JSON.stringify(PROXY_PROTOCOLS.filter((_p, bit) => (mask & (1 << bit)) !== 0))}'`).join(", ")}])[(p.alive_protocols & 15) + 1]`;
-const JSON_HEAD_SQL = `'{"id":' || p.id || ',"ip":' || to_json(p.ip)::text || ',"port":' || p.port
-  || ',"username":' || to_json(p.username)::text || ',"password":' || to_json(p.password)::text
-  || ',"protocols":' || ${PROTOCOLS_JSON_SQL} || ',"country":' || to_json(p.country)::text
-  || ',"type":' || to_json(p.estimated_type)::text || ',"anonymity":' || to_json(p.anonymity_level)::text
-  || ',"response_time":' || p.response_time || ',"alive":' || CASE WHEN p.alive THEN 'true' ELSE 'false' END
-  || ',"latest_check":' || COALESCE(to_json(to_char(p.latest_check AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text, 'null')
-  || ',"reputation_label":' || to_json(p.reputation_label)::text || ',"reputation_score":'`;
-
-/** A row of the json export: the object's text up to the score, and the score. */
-type JsonRow = [head: string, score: number];
 
 /** A row of the export query; columns a template does not use are null. */
 type RawRow = [
@@ -91,19 +72,17 @@ type RawRow = [
   string | null,
 ];
 
-/** Alive protocols per bitmask, made once: rows share these arrays (read-only). */
-const PROTOCOLS_OF_MASK: readonly string[][] = Array.from({ length: 16 }, (_, mask) => PROXY_PROTOCOLS.filter((_p, bit) => (mask & (1 << bit)) !== 0));
+/** Shared by every row (read-only): no placeholder shows the protocol list. */
 const NO_PROTOCOLS: string[] = [];
 
 function toExportRow(raw: RawRow): ExportRow {
-  const mask = raw[5];
   return {
     id: raw[0] ?? 0,
     ip: raw[1] ?? "",
     port: raw[2] ?? 0,
     username: raw[3],
     password: raw[4],
-    protocols: mask === null ? NO_PROTOCOLS : (PROTOCOLS_OF_MASK[mask & 15] ?? NO_PROTOCOLS),
+    protocols: NO_PROTOCOLS,
     country: raw[6] ?? "",
     type: raw[7] ?? "",
     anonymity: raw[8] ?? "",
@@ -136,10 +115,12 @@ export interface ExportTarget {
 }
 
 /**
- * Streams the user's matching proxies in id order through a server-side
- * cursor: memory holds one FETCH of rows, and writing waits for the socket
- * (backpressure), so a million-row export is as cheap in memory as ten.
- * Returns the number of rows written; stops early if the client goes away.
+ * Streams the user's matching proxies in id order: memory holds one batch
+ * of rows, and writing waits for the socket (backpressure), so a
+ * million-row export is as cheap in memory as ten. Returns the number of
+ * rows written; stops early if the client goes away. csv and json read
+ * the rows with COPY (proxy-export-copy.ts), line templates through a
+ * server-side cursor.
  */
 export async function streamExport(
   pool: Pick<pg.Pool, "connect">,
@@ -149,9 +130,24 @@ export async function streamExport(
   target: ExportTarget,
 ): Promise<number> {
   const where = buildProxyWhere(userId, filters);
-  const columns = format.kind === "json" ? [JSON_HEAD_SQL, "p.reputation_score"] : selectList(format);
-  const sql = `SELECT ${columns.join(", ")} FROM proxies p WHERE ${where.text} ORDER BY p.id`;
+  return format.kind === "template" ? streamTemplateExport(pool, where, format.template, target) : streamCopyExport(pool, where, format.kind, target);
+}
 
+const gone = (out: Writable): boolean => out.destroyed || out.writableEnded;
+
+/**
+ * Resolves once the chunk is taken (at once, or when the stream drains or
+ * closes). A stream already gone takes nothing: written to, it would never
+ * drain, and its close event has passed.
+ */
+async function send(out: Writable, chunk: string | Buffer): Promise<void> {
+  if (chunk.length === 0 || gone(out)) return;
+  if (!out.write(chunk)) await drained(out);
+}
+
+/** Line templates: a cursor, FETCH_ROWS a batch; the next FETCH is on its way while a batch is formatted and written. */
+async function streamTemplateExport(pool: Pick<pg.Pool, "connect">, where: SqlCondition, template: LineTemplate, target: ExportTarget): Promise<number> {
+  const sql = `SELECT ${selectList(template).join(", ")} FROM proxies p WHERE ${where.text} ORDER BY p.id`;
   const out = target.stream;
   const client = await pool.connect();
   let written = 0;
@@ -160,36 +156,17 @@ export async function streamExport(
     await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
     await client.query(`DECLARE proxy_export NO SCROLL CURSOR FOR ${sql}`, where.params);
     target.begin();
-    const write = async (text: string): Promise<void> => {
-      if (!out.write(text)) await drained(out);
-    };
-    if (format.kind === "json") await write("[");
-    if (format.kind === "csv") await write(`${EXPORT_COLUMNS.join(",")}\n`);
-    /** Reads the cursor to its end, one chunk of text per FETCH; the next FETCH is on its way while a batch is formatted and written. */
-    const pump = async <Row extends unknown[]>(line: (row: Row) => string): Promise<void> => {
-      const fetch = (): Promise<pg.QueryResult<Row>> => client.query<Row>({ text: `FETCH ${FETCH_ROWS} FROM proxy_export`, rowMode: "array" });
-      let next = fetch();
-      for (;;) {
-        const { rows } = await next;
-        if (rows.length === 0 || out.destroyed || out.writableEnded) return;
-        next = fetch();
-        next.catch(() => undefined);
-        let chunk = "";
-        for (const row of rows) {
-          chunk += line(row);
-          written++;
-        }
-        await write(chunk);
-      }
-    };
-    if (format.kind === "json") {
-      await pump<JsonRow>(([head, score]) => `${written === 0 ? "\n" : ",\n"}${head}${JSON.stringify(score)}}`);
-      await write(written === 0 ? "]\n" : "\n]\n");
-    } else if (format.kind === "csv") {
-      await pump<RawRow>((raw) => `${csvLine(toExportRow(raw))}\n`);
-    } else {
-      const { template } = format;
-      await pump<RawRow>((raw) => `${template.render(toExportRow(raw))}\n`);
+    const fetch = (): Promise<pg.QueryResult<RawRow>> => client.query<RawRow>({ text: `FETCH ${FETCH_ROWS} FROM proxy_export`, rowMode: "array" });
+    let next = fetch();
+    for (;;) {
+      const { rows } = await next;
+      if (rows.length === 0 || gone(out)) break;
+      next = fetch();
+      next.catch(() => undefined);
+      let chunk = "";
+      for (const raw of rows) chunk += `${template.render(toExportRow(raw))}\n`;
+      written += rows.length;
+      await send(out, chunk);
     }
     await client.query("COMMIT");
   } catch (error) {
@@ -200,4 +177,43 @@ export async function streamExport(
     client.release(broken);
   }
   return written;
+}
+
+/**
+ * csv and json: one `COPY (SELECT ...) TO STDOUT` (a single statement, so
+ * one snapshot), read as the socket asks for it: pg-copy-streams pauses
+ * the connection while the response waits. COPY takes no parameters, so
+ * the filter's values are written in as literals (inlineSqlCondition).
+ * A client that goes away mid-export leaves the connection inside the
+ * COPY: it is closed, not returned to the pool, which ends the backend's
+ * statement.
+ */
+async function streamCopyExport(pool: Pick<pg.Pool, "connect">, where: SqlCondition, kind: "csv" | "json", target: ExportTarget): Promise<number> {
+  const sql = `COPY (SELECT ${COPY_EXPORT_SELECT} FROM proxies p WHERE ${inlineSqlCondition(where)} ORDER BY p.id) TO STDOUT`;
+  const out = target.stream;
+  const writer = new CopyExportWriter(kind);
+  const client = await pool.connect();
+  let complete = false;
+  try {
+    const copy = client.query(copyTo(sql));
+    let begun = false;
+    // Status and headers wait for the first rows (or the end): an error before them is still a JSON 500.
+    const begin = async (): Promise<void> => {
+      if (begun) return;
+      begun = true;
+      target.begin();
+      await send(out, writer.begin());
+    };
+    for await (const chunk of copy as AsyncIterable<Buffer>) {
+      await begin();
+      await send(out, writer.push(chunk));
+      if (gone(out)) return writer.rows;
+    }
+    await begin();
+    await send(out, writer.end());
+    complete = true;
+    return writer.rows;
+  } finally {
+    client.release(!complete);
+  }
 }

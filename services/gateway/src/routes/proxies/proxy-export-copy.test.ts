@@ -1,0 +1,150 @@
+import { CopyExportError, CopyExportWriter, decodeCopyText } from "./proxy-export-copy.js";
+import { csvLine, EXPORT_COLUMNS, jsonObject, type ExportRow } from "./proxy-export-format.js";
+import { protocolsOfMask } from "./proxy.schema.js";
+
+/** A row as PostgreSQL's column texts (COPY_EXPORT_SELECT order); null is NULL. */
+interface Columns {
+  id: string;
+  ip: string;
+  port: string;
+  username: string;
+  password: string;
+  mask: string;
+  country: string;
+  type: string;
+  anonymity: string;
+  responseTime: string;
+  alive: string;
+  latestCheck: string | null;
+  label: string;
+  score: string;
+}
+
+/** PostgreSQL's COPY TO text escaping (CopyAttributeOutText): backslash and six control characters. */
+const ESCAPES: Record<string, string> = { "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v" };
+const copyField = (value: string | null): string => (value === null ? "\\N" : value.replace(/[\\\b\f\n\r\t\v]/g, (c) => ESCAPES[c] ?? c));
+const copyLine = (c: Columns): string =>
+  `${[c.id, c.ip, c.port, c.username, c.password, c.mask, c.country, c.type, c.anonymity, c.responseTime, c.alive, c.latestCheck, c.label, c.score].map(copyField).join("\t")}\n`;
+
+/** What the driver made of the same texts before (pg's int, bool and float parsers), as the format functions take it. */
+const exportRow = (c: Columns): ExportRow => ({
+  id: Number.parseInt(c.id, 10),
+  ip: c.ip,
+  port: Number.parseInt(c.port, 10),
+  username: c.username,
+  password: c.password,
+  protocols: protocolsOfMask(Number(c.mask) & 15),
+  protocol: "http",
+  country: c.country,
+  type: c.type,
+  anonymity: c.anonymity,
+  responseTime: Number.parseInt(c.responseTime, 10),
+  alive: c.alive === "t",
+  latestCheck: c.latestCheck,
+  reputationLabel: c.label,
+  reputationScore: Number.parseFloat(c.score),
+});
+
+const expected = (format: "csv" | "json", rows: readonly Columns[]): string => {
+  if (format === "csv") return `${EXPORT_COLUMNS.join(",")}\n${rows.map((r) => `${csvLine(exportRow(r))}\n`).join("")}`;
+  if (rows.length === 0) return "[]\n";
+  return `[${rows.map((r, i) => `${i === 0 ? "\n" : ",\n"}${jsonObject(exportRow(r))}`).join("")}\n]\n`;
+};
+
+/** The writer's whole output for the COPY bytes, pushed in the chunks `cuts` makes. */
+function run(format: "csv" | "json", bytes: Buffer, cuts: readonly number[]): string {
+  const writer = new CopyExportWriter(format);
+  const out = [writer.begin()];
+  let from = 0;
+  for (const cut of [...cuts, bytes.length]) {
+    out.push(writer.push(bytes.subarray(from, cut)));
+    from = cut;
+  }
+  out.push(writer.end());
+  return Buffer.concat(out).toString("utf8");
+}
+
+const plain: Columns = {
+  id: "7",
+  ip: "45.1.2.3",
+  port: "8080",
+  username: "alice",
+  password: "s3cret",
+  mask: "9",
+  country: "US",
+  type: "datacenter",
+  anonymity: "elite",
+  responseTime: "120",
+  alive: "t",
+  latestCheck: "2026-11-22T06:36:35.733Z",
+  label: "good",
+  score: "76.1",
+};
+const neverChecked: Columns = { ...plain, id: "8", username: "", password: "", mask: "0", anonymity: "N/A", responseTime: "0", alive: "f", latestCheck: null, label: "unknown", score: "0" };
+const tricky: Columns[] = [
+  { ...plain, id: "9", username: 'q"b\\s\u0001t\tn\nu\u00e9\u2028\ud83d\ude00/<>', password: "x,y\"z" },
+  { ...plain, id: "10", username: "=HYPERLINK(1)", password: "+1" },
+  { ...plain, id: "11", username: "-2", password: "@sum" },
+  { ...plain, id: "12", username: "\tlead", password: "\rcr" },
+  { ...plain, id: "13", username: " padded", password: "padded " },
+  { ...plain, id: "14", username: "\\N", password: "back\\slash\b\f\v" },
+  { ...plain, id: "15", username: "\u007f~", password: "\u00a0nbsp", country: "N/A", mask: "15" },
+  { ...plain, id: "2147483647", port: "65535", responseTime: "60000", score: "-0" },
+  { ...plain, id: "16", score: "1e-05" },
+  { ...plain, id: "17", score: "1.2345678e+07" },
+  { ...plain, id: "18", score: "NaN" },
+  { ...plain, id: "19", score: "Infinity" },
+  { ...plain, id: "20", score: "-Infinity" },
+  { ...plain, id: "21", score: "0.1" },
+  { ...plain, id: "22", score: "-12.5" },
+];
+
+describe("CopyExportWriter (csv and json from COPY text)", () => {
+  for (const format of ["csv", "json"] as const) {
+    it(`${format}: writes every row byte for byte as ${format === "csv" ? "csvLine" : "jsonObject"} would`, () => {
+      const rows = [plain, neverChecked, ...tricky];
+      const bytes = Buffer.from(rows.map(copyLine).join(""), "utf8");
+      expect(run(format, bytes, [])).toBe(expected(format, rows));
+    });
+
+    it(`${format}: gives the same bytes however the COPY output is cut into chunks`, () => {
+      const rows = [plain, tricky[0] ?? plain, neverChecked];
+      const bytes = Buffer.from(rows.map(copyLine).join(""), "utf8");
+      const want = expected(format, rows);
+      for (let cut = 0; cut <= bytes.length; cut++) expect([cut, run(format, bytes, [cut])]).toEqual([cut, want]);
+      expect(run(format, bytes, Array.from({ length: bytes.length }, (_, i) => i))).toBe(want);
+    });
+
+    it(`${format}: writes an empty export`, () => {
+      expect(run(format, Buffer.alloc(0), [])).toBe(expected(format, []));
+    });
+
+    it(`${format}: counts rows`, () => {
+      const writer = new CopyExportWriter(format);
+      writer.push(Buffer.from(copyLine(plain) + copyLine(neverChecked).slice(0, 10)));
+      expect(writer.rows).toBe(1);
+      writer.push(Buffer.from(copyLine(neverChecked).slice(10)));
+      expect(writer.rows).toBe(2);
+    });
+  }
+
+  it("refuses rows with another number of fields, and output that ends inside a row", () => {
+    const line = copyLine(plain);
+    expect(() => new CopyExportWriter("csv").push(Buffer.from(line.replace("\t", "")))).toThrow(CopyExportError);
+    expect(() => new CopyExportWriter("json").push(Buffer.from(line.replace("\n", "\tx\n")))).toThrow(CopyExportError);
+    const writer = new CopyExportWriter("json");
+    writer.push(Buffer.from(line.slice(0, -1)));
+    expect(() => writer.end()).toThrow(CopyExportError);
+  });
+});
+
+describe("decodeCopyText", () => {
+  it("undoes COPY's escapes and reads UTF-8", () => {
+    const value = "a\\b\tc\nd\re\bf\fg\vh\u00e9\ud83d\ude00";
+    const bytes = Buffer.from(`x\t${copyField(value)}\ty`);
+    const from = 2;
+    const to = bytes.length - 2;
+    expect(decodeCopyText(bytes, from, to)).toBe(value);
+    expect(decodeCopyText(Buffer.from("plain"), 0, 5)).toBe("plain");
+  });
+});
