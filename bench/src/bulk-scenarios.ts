@@ -118,38 +118,88 @@ export async function sqlUpload(pool: pg.Pool, userId: number, lines: string[]):
   return { available: true, rows: parsed.length, ms: performance.now() - started };
 }
 
-/** POST /api/user/export (default `ip:port`, every proxy), streamed and counted by newline. */
-export async function apiExport(client: LoopbackClient, token: string): Promise<BulkResult> {
-  let rows = 0;
+/** The export formats the benchmark measures: the default line template, and the two whole-row formats. */
+export type ExportBenchFormat = "ip:port" | "csv" | "json";
+
+/**
+ * Newlines that are not rows: csv has a header line; json is `[`, one object
+ * a line, then `]` on a line of its own (docs/proxies.md "Export").
+ */
+const FRAME_NEWLINES: Record<ExportBenchFormat, number> = { "ip:port": 0, csv: 1, json: 2 };
+
+/** POST /api/user/export (every proxy, in `format`), streamed and counted by newline. */
+export async function apiExport(client: LoopbackClient, token: string, format: ExportBenchFormat = "ip:port"): Promise<BulkResult> {
+  let newlines = 0;
   const started = performance.now();
   const status = await client.stream(
     "POST",
     "/api/user/export",
     { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
-    Buffer.from("{}"),
+    Buffer.from(format === "ip:port" ? "{}" : JSON.stringify({ outputFormat: format })),
     (chunk) => {
-      for (let at = chunk.indexOf(10); at !== -1; at = chunk.indexOf(10, at + 1)) rows++;
+      for (let at = chunk.indexOf(10); at !== -1; at = chunk.indexOf(10, at + 1)) newlines++;
     },
   );
   const ms = performance.now() - started;
   if (status !== 200) return { available: false, note: `POST /api/user/export answered ${status}`, rows: 0, ms };
-  return { available: true, rows, ms };
+  return { available: true, rows: Math.max(0, newlines - FRAME_NEWLINES[format]), ms };
 }
 
-/** The same export as raw SQL: a server-side cursor in id order, 5,000 rows a FETCH, formatted as `ip:port` lines. */
-export async function sqlExport(pool: pg.Pool, userId: number): Promise<BulkResult> {
+/** The columns of the csv and json exports, as a plain query reads them. */
+const WHOLE_ROW_COLUMNS = `id, ip, port, username, password, alive_protocols, country, estimated_type, anonymity_level, response_time, alive,
+  to_char(latest_check AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS latest_check, reputation_label, reputation_score`;
+const PROTOCOL_BITS = ["http", "https", "socks4", "socks5"];
+const protocolsOf = (mask: number): string[] => PROTOCOL_BITS.filter((_p, bit) => (mask & (1 << bit)) !== 0);
+/** A csv cell the plain way: quoted when it holds a comma, quote or line break. */
+const csvCell = (value: unknown): string => {
+  const text = value === null ? "" : String(value);
+  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+};
+
+type WholeRow = [number, string, number, string, string, number, string, string, string, number, boolean, string | null, string, number];
+
+/** How the plain client formats one row of each format. */
+const SQL_LINE: Record<ExportBenchFormat, { columns: string; line: (row: unknown[]) => string }> = {
+  "ip:port": { columns: "ip, port", line: (row) => `${String(row[0])}:${String(row[1])}\n` },
+  csv: {
+    columns: WHOLE_ROW_COLUMNS,
+    line: (row) => {
+      const r = row as WholeRow;
+      return `${[r[0], r[1], r[2], r[3], r[4], protocolsOf(r[5]).join(";"), ...r.slice(6)].map(csvCell).join(",")}\n`;
+    },
+  },
+  json: {
+    columns: WHOLE_ROW_COLUMNS,
+    line: (row) => {
+      const r = row as WholeRow;
+      const object = {
+        id: r[0], ip: r[1], port: r[2], username: r[3], password: r[4], protocols: protocolsOf(r[5]), country: r[6], type: r[7],
+        anonymity: r[8], response_time: r[9], alive: r[10], latest_check: r[11], reputation_label: r[12], reputation_score: r[13],
+      };
+      return `${JSON.stringify(object)}\n`;
+    },
+  },
+};
+
+/**
+ * The same export as raw SQL: a server-side cursor in id order, 5,000 rows a
+ * FETCH, formatted the plain way (string templates, an object and
+ * JSON.stringify per json row, a quoting check per csv cell).
+ */
+export async function sqlExport(pool: pg.Pool, userId: number, format: ExportBenchFormat = "ip:port"): Promise<BulkResult> {
+  const { columns, line } = SQL_LINE[format];
   const started = performance.now();
   const client = await pool.connect();
   let rows = 0;
   let bytes = 0;
   try {
     await client.query("BEGIN");
-    await client.query("DECLARE bench_export NO SCROLL CURSOR FOR SELECT ip, port FROM proxies WHERE user_id = $1 ORDER BY id", [userId]);
+    await client.query(`DECLARE bench_export NO SCROLL CURSOR FOR SELECT ${columns} FROM proxies WHERE user_id = $1 ORDER BY id`, [userId]);
     for (;;) {
-      const { rows: batch } = await client.query<{ ip: string; port: number }>("FETCH 5000 FROM bench_export");
+      const { rows: batch } = await client.query<unknown[]>({ text: "FETCH 5000 FROM bench_export", rowMode: "array" });
       if (batch.length === 0) break;
       let text = "";
-      for (const row of batch) text += `${row.ip}:${row.port}\n`;
+      for (const row of batch) text += line(row);
       bytes += Buffer.byteLength(text);
       rows += batch.length;
     }

@@ -7,7 +7,7 @@ import { fork } from "node:child_process";
 import { benchConfigFromProcess, type BenchConfig } from "./bench.config.js";
 import { createBenchDatabase, seedProxies } from "./bench-database.js";
 import { cpuTimes, stolenShare, type CpuTimes } from "./host.js";
-import { apiExport, apiUpload, sqlExport, sqlUpload, uploadLines, type BulkResult } from "./bulk-scenarios.js";
+import { apiExport, apiUpload, sqlExport, sqlUpload, uploadLines, type BulkResult, type ExportBenchFormat } from "./bulk-scenarios.js";
 import { FIRST_HUNDRED, LIST_SCENARIOS, type ListScenario } from "./list-scenarios.js";
 import type { GatewayProcessData, GatewayProcessMessage, GatewayProcessRequest, GatewayWindow } from "./gateway.process.js";
 import { KeepAliveGetClient, LoopbackClient, mergeSamples, percentile, runLoad, type Samples } from "./load.js";
@@ -25,6 +25,9 @@ const TARGETS = {
   uploadLinesPerSec: 100_000,
   exportRowsPerSec: 300_000,
 };
+
+/** Every export is checked against the same rate target: the default template, then the whole-row formats. */
+const EXPORT_FORMATS: readonly ExportBenchFormat[] = ["ip:port", "csv", "json"];
 
 const PASSWORD = "Bench-Password-42";
 /** Measurement rounds per scenario; API and SQL alternate so background load hits both alike. */
@@ -220,15 +223,18 @@ async function main(config: BenchConfig): Promise<number> {
     }
 
     // --- export -------------------------------------------------------------
-    out();
-    out(`Export of ${config.proxies.toLocaleString("en")} rows (ip:port), streamed:`);
-    await settle();
-    partStarted = cpuTimes();
-    const sqlOut = await sqlExport(sql, listUser.userId);
-    const apiOut = await apiExport(client, listUser.token);
-    partDone("export");
-    reportBulk("export", "rows", apiOut, sqlOut, TARGETS.exportRowsPerSec, verdicts);
-    if (apiOut.available && apiOut.rows !== config.proxies) problems.push(`export: ${apiOut.rows} rows != ${config.proxies}`);
+    for (const format of EXPORT_FORMATS) {
+      out();
+      out(`Export of ${config.proxies.toLocaleString("en")} rows (${format}), streamed:`);
+      await settle();
+      partStarted = cpuTimes();
+      const sqlOut = await sqlExport(sql, listUser.userId, format);
+      const apiOut = await apiExport(client, listUser.token, format);
+      partDone(`export ${format}`);
+      reportBulk(`export ${format}`, "rows", apiOut, sqlOut, TARGETS.exportRowsPerSec, verdicts);
+      if (apiOut.available && apiOut.rows !== config.proxies) problems.push(`export ${format}: ${apiOut.rows} rows != ${config.proxies}`);
+      if (sqlOut.rows !== config.proxies) problems.push(`export ${format}: SQL side read ${sqlOut.rows} rows != ${config.proxies}`);
+    }
 
     // --- verdicts -----------------------------------------------------------
     out();
