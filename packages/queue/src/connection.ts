@@ -1,3 +1,4 @@
+import { RedisConnection } from "bullmq";
 import { Redis, type RedisOptions } from "ioredis";
 
 /**
@@ -17,4 +18,23 @@ export function createRedisConnection(url: string, role: "producer" | "worker" |
   // listener ioredis would print every reconnect attempt.
   redis.on("error", () => undefined);
   return redis;
+}
+
+/**
+ * The connection class BullMQ wraps our connections in. On close BullMQ
+ * drops every listener of its wrapper, but the wrapper's start-up check
+ * (INFO) may still be in flight on a connection we own; once we disconnect
+ * it, that check fails and BullMQ emits 'error' with nobody listening, an
+ * unhandled error. A service stopped right after it started hit exactly
+ * that. A closed wrapper has nothing left to report, so it keeps a no-op
+ * listener.
+ */
+export class ClosableConnection extends RedisConnection {
+  override async close(force?: boolean): Promise<void> {
+    try {
+      await super.close(force);
+    } finally {
+      this.on("error", () => undefined);
+    }
+  }
 }

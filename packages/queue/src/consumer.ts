@@ -1,5 +1,6 @@
 import { UnrecoverableError, Worker, type Job } from "bullmq";
 import type { Redis } from "ioredis";
+import { ClosableConnection } from "./connection.js";
 import type { JobName, JobPayload, QueueContract } from "./queue-contract.js";
 
 /** One handler per job name: a missing handler is a type error, and a boot error below. */
@@ -33,6 +34,7 @@ export function createConsumer<C extends QueueContract>(
       return handler(parsed.data, job);
     },
     { connection: options.connection, prefix: options.prefix, concurrency: options.concurrency ?? 1 },
+    ClosableConnection,
   );
   worker.on("error", (error) => options.onError?.(error));
   worker.on("failed", (job, error) => options.onError?.(error, job));

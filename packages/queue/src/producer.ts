@@ -1,5 +1,6 @@
 import { Queue, type JobsOptions } from "bullmq";
 import type { Redis } from "ioredis";
+import { ClosableConnection } from "./connection.js";
 import type { JobInput, JobName, QueueContract } from "./queue-contract.js";
 
 export interface Producer<C extends QueueContract> {
@@ -19,7 +20,7 @@ export function createProducer<C extends QueueContract>(
     connection: options.connection,
     prefix: options.prefix,
     defaultJobOptions: contract.defaultJobOptions,
-  });
+  }, ClosableConnection);
   queue.on("error", () => undefined);
   let closed = false;
   return {
