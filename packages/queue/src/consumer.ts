@@ -44,7 +44,33 @@ export function createConsumer<C extends QueueContract>(
     async close() {
       if (closed) return;
       closed = true;
+      await startedOrTimeout(worker);
       await worker.close().catch(() => undefined);
     },
   };
+}
+
+/** How long closing a consumer waits for BullMQ to finish starting. */
+const STARTUP_WAIT_MS = 2_000;
+
+/**
+ * Waits until both of the worker's connections finished starting (a round
+ * trip on a healthy Redis), at most STARTUP_WAIT_MS. BullMQ closes a
+ * connection that is still starting without waiting for its server check
+ * (INFO); on its own duplicate, the blocking connection, that check then
+ * fails after every listener was dropped and surfaces as an unhandled
+ * "Connection is closed." error (ClosableConnection covers only the
+ * connection we hand in). With Redis unreachable the wait runs out and that
+ * error can still appear while the service stops.
+ */
+async function startedOrTimeout(worker: Worker): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, STARTUP_WAIT_MS);
+  });
+  try {
+    await Promise.race([worker.waitUntilReady().then(() => undefined, () => undefined), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
