@@ -48,7 +48,7 @@ const plain: Fields = ["7", "45.1.2.3", "8080", "5", "datacenter", "120", "US", 
 
 describe("proxyPageJson (the list page's body from row text)", () => {
   const check = (rows: Fields[], total = 1234): void => {
-    const body = proxyPageJson(rows.map(recordText), total);
+    const body = proxyPageJson(rows.length === 0 ? null : rows.map(recordText).join("\n"), total);
     expect(body.toString("utf8")).toBe(expected(rows, total));
     expect(JSON.parse(body.toString("utf8"))).toEqual(JSON.parse(expected(rows, total)));
   };
@@ -75,10 +75,19 @@ describe("proxyPageJson (the list page's body from row text)", () => {
     check([["12", "1.2.3.4", "80", null, "mobile", "5", "DE", "anonymous", null, null, "poor", "3"]]);
   });
 
-  it("refuses text that is not a row of the twelve fields", () => {
-    expect(() => proxyPageJson(["1,2"], 0)).toThrow(ProxyPageJsonError);
-    expect(() => proxyPageJson([recordText(plain.slice(0, 11))], 0)).toThrow(/too few/);
-    expect(() => proxyPageJson([recordText([...plain, "x"])], 0)).toThrow(/too many/);
-    expect(() => proxyPageJson([recordText(["x y", ...plain.slice(1, 11)])], 0)).toThrow(/11 fields/);
+  it("reads the rows of the page's text apart only at newlines between records, not inside quoted values", () => {
+    const tricky: Fields = ["13", "1.2.3.4", "80", "1", "a)\n(b", "5", '"\n', "x\\\n", "t", null, "\n", "4"];
+    check([plain, tricky, plain]);
+    check([tricky, tricky]);
+    expect(proxyPageJson("", 5).toString()).toBe('{"proxies":[],"total":5}');
+  });
+
+  it("refuses text that is not rows of the twelve fields", () => {
+    expect(() => proxyPageJson("1,2", 0)).toThrow(ProxyPageJsonError);
+    expect(() => proxyPageJson(recordText(plain.slice(0, 11)), 0)).toThrow(/too few/);
+    expect(() => proxyPageJson(recordText([...plain, "x"]), 0)).toThrow(/too many/);
+    expect(() => proxyPageJson(recordText(["x y", ...plain.slice(1, 11)]), 0)).toThrow(/11 fields/);
+    expect(() => proxyPageJson(`${recordText(plain)} ${recordText(plain)}`, 0)).toThrow(/newline/);
+    expect(() => proxyPageJson(`(1,"2`, 0)).toThrow(/unterminated/);
   });
 });

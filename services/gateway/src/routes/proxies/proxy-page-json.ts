@@ -43,7 +43,10 @@ const NULL = ascii("null");
 const PROTOCOLS_JSON = Array.from({ length: 16 }, (_, mask) => ascii(JSON.stringify(protocolsOfMask(mask))));
 
 const QUOTE = 34;
+const OPEN_PAREN = 40;
+const CLOSE_PAREN = 41;
 const COMMA = 44;
+const NEWLINE = 10;
 const BACKSLASH = 92;
 
 /** Field kinds, in record order. */
@@ -84,21 +87,44 @@ function plainString(text: string, from: number, to: number): boolean {
   return true;
 }
 
-/** Ends of the unquoted fields of a record, or null when a field is quoted (then the general path reads it). */
-function fieldEnds(record: string, ends: Int32Array): boolean {
-  const end = record.length - 1;
-  if (record.charCodeAt(0) !== 40 || record.charCodeAt(end) !== 41) throw new ProxyPageJsonError("not a record");
-  let at = 1;
+/** Ends of the unquoted fields of the record `text[from, to)`, or false when a field is quoted (then the general path reads it). */
+function fieldEnds(text: string, from: number, to: number, ends: Int32Array): boolean {
+  const end = to - 1;
+  if (text.charCodeAt(from) !== OPEN_PAREN || text.charCodeAt(end) !== CLOSE_PAREN) throw new ProxyPageJsonError("not a record");
+  let at = from + 1;
   for (let field = 0; field < FIELDS.length; field++) {
-    if (record.charCodeAt(at) === QUOTE) return false;
+    if (text.charCodeAt(at) === QUOTE) return false;
     let stop = at;
-    while (stop < end && record.charCodeAt(stop) !== COMMA) stop++;
+    while (stop < end && text.charCodeAt(stop) !== COMMA) stop++;
     ends[field] = stop;
     at = stop + 1;
     if (stop === end && field !== FIELDS.length - 1) throw new ProxyPageJsonError("record has too few fields");
   }
   if (at - 1 !== end) throw new ProxyPageJsonError("record has too many fields");
   return true;
+}
+
+/**
+ * One past the `)` that closes the record opening at `from`. Outside quotes
+ * record text has no `)` but the last (a value holding one is quoted);
+ * inside quotes `""` closes and reopens, and `\` escapes the next character,
+ * so a newline inside a quoted value is not taken for a row separator.
+ */
+function recordEnd(text: string, from: number): number {
+  if (text.charCodeAt(from) !== OPEN_PAREN) throw new ProxyPageJsonError("not a record");
+  let quoted = false;
+  for (let at = from + 1; at < text.length; at++) {
+    const c = text.charCodeAt(at);
+    if (quoted) {
+      if (c === BACKSLASH) at++;
+      else if (c === QUOTE) quoted = false;
+    } else if (c === QUOTE) {
+      quoted = true;
+    } else if (c === CLOSE_PAREN) {
+      return at + 1;
+    }
+  }
+  throw new ProxyPageJsonError("unterminated record");
 }
 
 const ends = new Int32Array(FIELDS.length);
@@ -167,17 +193,17 @@ function writeDecoded(out: ByteWriter, kind: Kind, value: string | null): void {
 /** Fields in toListItem's key order: the score (last in the record) before the label. */
 const ORDER = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 10] as const;
 
-function writeRow(out: ByteWriter, record: string): void {
-  if (fieldEnds(record, ends)) {
+function writeRow(out: ByteWriter, text: string, from: number, to: number): void {
+  if (fieldEnds(text, from, to, ends)) {
     for (const field of ORDER) {
       const spec = FIELDS[field];
       if (!spec) continue;
-      const from = field === 0 ? 1 : (ends[field - 1] ?? 0) + 1;
+      const start = field === 0 ? from + 1 : (ends[field - 1] ?? 0) + 1;
       out.bytes(spec.key);
-      writeValue(out, spec.kind, record, from, ends[field] ?? 0);
+      writeValue(out, spec.kind, text, start, ends[field] ?? 0);
     }
   } else {
-    const values = splitRecordText(record);
+    const values = splitRecordText(text.slice(from, to));
     if (values.length !== FIELDS.length) throw new ProxyPageJsonError(`record has ${values.length} fields, expected ${FIELDS.length}`);
     for (const field of ORDER) {
       const spec = FIELDS[field];
@@ -189,18 +215,24 @@ function writeRow(out: ByteWriter, record: string): void {
   out.bytes(ROW_END);
 }
 
-/** `{"proxies":[rows...],"total":total}` as UTF-8 bytes. */
-export function proxyPageJson(records: readonly string[], total: number): Buffer {
-  let length = 32;
-  for (const record of records) length += record.length + 256;
-  const out = new ByteWriter(length);
+/**
+ * `{"proxies":[rows...],"total":total}` as UTF-8 bytes, from the page's
+ * records joined by newlines (proxy.repository.ts reads the page as one
+ * `string_agg` value; null or empty: no rows).
+ */
+export function proxyPageJson(page: string | null, total: number): Buffer {
+  const text = page ?? "";
+  const out = new ByteWriter(32 + text.length * 3);
   out.bytes(OPEN);
-  for (let i = 0; i < records.length; i++) {
-    if (i > 0) {
+  for (let from = 0; from < text.length; ) {
+    if (from > 0) {
       out.room(1);
       out.buffer[out.at++] = COMMA;
     }
-    writeRow(out, records[i] ?? "");
+    const to = recordEnd(text, from);
+    writeRow(out, text, from, to);
+    if (to < text.length && text.charCodeAt(to) !== NEWLINE) throw new ProxyPageJsonError("records not separated by a newline");
+    from = to + 1;
   }
   out.bytes(TOTAL);
   out.utf8(String(total));

@@ -8,7 +8,7 @@ import {
   selectFilterValues,
   selectProxyDetail,
   selectProxyPage,
-  selectProxyPageRecords,
+  selectProxyPageText,
   selectStatistic,
   selectStatistics,
   type FilterValues,
@@ -133,8 +133,8 @@ export async function listProxies(db: ProxyDb, userId: number, filters: ProxyFil
 export async function listProxiesJson(db: ProxyDb, userId: number, filters: ProxyFilters, page: number, pageSize: number): Promise<Buffer> {
   const size = Math.min(Math.max(1, Math.floor(pageSize)), MAX_PAGE_SIZE);
   const offset = (Math.max(1, Math.floor(page)) - 1) * size;
-  const { records, total } = await selectProxyPageRecords(db.pool, userId, filters, size, offset);
-  return proxyPageJson(records, total);
+  const { page: text, total } = await selectProxyPageText(db.pool, userId, filters, size, offset);
+  return proxyPageJson(text, total);
 }
 
 /** Every proxy of the user (GET /api/getProxyCount). */

@@ -2,10 +2,14 @@ import type pg from "pg";
 import { startGatewayHarness, type GatewayHarness } from "../../test-support/gateway.harness.js";
 import { userIdOfToken } from "../../test-support/proxy-fixtures.js";
 import { parseProxyFilters } from "./proxy-query.service.js";
-import { splitRecordText } from "./record-text.js";
-import { countMatchingProxies, FOLD_THRESHOLD, selectProxyPage, selectProxyPageRecords } from "./proxy.repository.js";
+import { proxyPageJson } from "./proxy-page-json.js";
+import { countMatchingProxies, FOLD_THRESHOLD, selectProxyPage, selectProxyPageText } from "./proxy.repository.js";
 
-describe("selectProxyPageRecords, unfiltered (ids from roost_proxy_page_ids, one cached plan)", () => {
+/** The ids of a page read as one text value, through the writer the route uses. */
+const idsOf = (page: string | null): string[] =>
+  (JSON.parse(proxyPageJson(page, 0).toString("utf8")) as { proxies: { id: number }[] }).proxies.map((p) => String(p.id));
+
+describe("selectProxyPageText, unfiltered (ids from roost_proxy_page_ids, one cached plan)", () => {
   let h: GatewayHarness;
   let userId: number;
   let otherId: number;
@@ -43,11 +47,11 @@ describe("selectProxyPageRecords, unfiltered (ids from roost_proxy_page_ids, one
         [7, 0], [7, 7], [40, 0], [1, 19_999], [7, 19_996], [100, 0], [40, 20], [7, 20_000], [40, 10_000], [40, 2 ** 31 * 100], [3, 30], [40, 80],
       ];
       for (const [limit, offset] of pages) {
-        const { records, total } = await selectProxyPageRecords(client, userId, unfiltered, limit, offset);
-        const rows = records.map((record) => splitRecordText(record));
+        const { page, total } = await selectProxyPageText(client, userId, unfiltered, limit, offset);
+        const ids = idsOf(page);
         const want = await expected(client, limit, offset);
-        expect({ ids: rows.map((r) => r[0]), total }).toEqual(want);
-        expect(rows.length).toBe(Math.max(0, Math.min(limit, 20_000 - offset)));
+        expect({ ids, total }).toEqual(want);
+        expect(ids.length).toBe(Math.max(0, Math.min(limit, 20_000 - offset)));
       }
       const { rows } = await client.query<{ generic_plans: string }>(
         "SELECT generic_plans FROM pg_prepared_statements WHERE name = 'roost_proxy_page_unfiltered'",
@@ -67,18 +71,18 @@ describe("selectProxyPageRecords, unfiltered (ids from roost_proxy_page_ids, one
     for (let k = 0; (await countryRows()) <= FOLD_THRESHOLD; k++) {
       await h.db.pool.query("UPDATE proxies SET country = $2 WHERE id = $1", [some[k % 2]?.id, k % 3 === 0 ? "DE" : "FR"]);
     }
-    const before = await selectProxyPageRecords(h.db.pool, userId, unfiltered, 40, 0);
+    const before = await selectProxyPageText(h.db.pool, userId, unfiltered, 40, 0);
     expect(before.total).toBe(20_000);
     // The read that saw the long log folded it: one row per country left (US, DE, FR at most).
     expect(await countryRows()).toBeLessThanOrEqual(3);
-    expect((await selectProxyPageRecords(h.db.pool, userId, unfiltered, 40, 0)).total).toBe(20_000);
+    expect((await selectProxyPageText(h.db.pool, userId, unfiltered, 40, 0)).total).toBe(20_000);
   });
 
   it("never returns another user's rows", async () => {
-    const { records, total } = await selectProxyPageRecords(h.db.pool, otherId, unfiltered, 100, 0);
+    const { page, total } = await selectProxyPageText(h.db.pool, otherId, unfiltered, 100, 0);
     expect(total).toBe(10_000);
-    expect(records).toHaveLength(100);
-    const ids = records.map((record) => Number(splitRecordText(record)[0]));
+    const ids = idsOf(page).map(Number);
+    expect(ids).toHaveLength(100);
     const owners = await h.db.pool.query<{ user_id: number }>("SELECT DISTINCT user_id FROM proxies WHERE id = ANY($1::int[])", [ids]);
     expect(owners.rows).toEqual([{ user_id: otherId }]);
   });

@@ -51,25 +51,28 @@ const TUPLE_COLUMNS = `p.id, p.ip, p.port, p.alive_protocols, p.estimated_type, 
 
 /**
  * One page and its total in one statement (one round trip to PostgreSQL per
- * request instead of two), each row as one row value's text
- * (proxy-page-json.ts reads the fields: id, ip, port, alive_protocols,
- * estimated_type, response_time, country, anonymity_level, alive as t/f,
- * latest_check formatted like toISOString() or NULL, reputation_label, and
- * the score as the `real`'s shortest text): at 16 concurrent clients on a
- * small machine the fixed per-request cost is most of a cheap page's
- * latency (docs/benchmarks.md). Same rows,
- * order and total as `selectProxyPage` + `countMatchingProxies`. Totals the
- * counters hold ride along in the page's statement; a count(*) runs beside
- * it on a second connection; a page past the end has no row to carry the
- * total, so it is counted on its own.
+ * request instead of two), the page as one text value: each row as its row
+ * value's text, rows joined by newlines in id order (proxy-page-json.ts
+ * reads the fields: id, ip, port, alive_protocols, estimated_type,
+ * response_time, country, anonymity_level, alive as t/f, latest_check
+ * formatted like toISOString() or NULL, reputation_label, and the score as
+ * the `real`'s shortest text). At 16 concurrent clients on a small machine
+ * the fixed per-request cost is most of a cheap page's latency, and the
+ * driver's work and garbage per row (a DataRow message, its field list, a
+ * string) were a third of the gateway's allocations per page; one value
+ * costs that once (docs/benchmarks.md, item 19). Same rows, order and total
+ * as `selectProxyPage` + `countMatchingProxies`. Totals the counters hold
+ * ride along in the page's statement; a count(*) runs beside it on a second
+ * connection; a page past the end has no row to carry the total, so it is
+ * counted on its own.
  */
-export async function selectProxyPageRecords(
+export async function selectProxyPageText(
   pool: SqlPool,
   userId: number,
   filters: ProxyFilters,
   limit: number,
   offset: number,
-): Promise<{ records: string[]; total: number }> {
+): Promise<{ page: string | null; total: number }> {
   const where = buildProxyWhere(userId, filters, "p", 3);
   const params: unknown[] = [limit, offset, ...where.params];
   const next = (value: unknown): string => {
@@ -94,22 +97,22 @@ export async function selectProxyPageRecords(
     : `(SELECT p.id FROM proxies p WHERE ${where.text} ORDER BY p.id LIMIT $1 OFFSET $2) page
        JOIN proxies p ON p.id = page.id
        CROSS JOIN ${total} c`;
-  const result = await pool.query<[record: string, total: string | null, counterRows: string]>({
+  // Grouped by the one total row: an empty page gives no row at all.
+  const result = await pool.query<[page: string, total: string | null, counterRows: string]>({
     name: unfiltered ? "roost_proxy_page_unfiltered" : undefined,
-    // Each row's columns as one row value: the driver decodes one string per row, not twelve (record-text.ts).
-    text: `SELECT ROW(${TUPLE_COLUMNS})::text, c.total::text, c.row_count
+    text: `SELECT string_agg(ROW(${TUPLE_COLUMNS})::text, E'\n' ORDER BY p.id), c.total::text, c.row_count
        FROM ${from}
-      ORDER BY p.id`,
+      GROUP BY c.total, c.row_count`,
     values: params,
     rowMode: "array",
     types: RAW_TEXT,
   });
-  const records = result.rows.map((row) => row[0]);
-  if (counted) return { records, total: await counted };
   const first = result.rows[0];
-  if (!first) return { records, total: await countMatchingProxies(pool, userId, filters) };
+  const page = first ? first[0] : null;
+  if (counted) return { page, total: await counted };
+  if (!first) return { page, total: await countMatchingProxies(pool, userId, filters) };
   if (Number(first[2]) > FOLD_THRESHOLD) await foldUserCounters(pool, userId);
-  return { records, total: Number(first[1]) };
+  return { page, total: Number(first[1]) };
 }
 
 /** Which counters hold the total of these filters, or null when only a count(*) has it. */
