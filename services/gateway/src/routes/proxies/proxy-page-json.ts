@@ -4,8 +4,8 @@ import { splitRecordText } from "./record-text.js";
 
 /**
  * The list page's body, `{"proxies":[...],"total":N}`, written from the rows'
- * record text (proxy.repository.ts reads each row as `ROW(...)::text`)
- * straight into one buffer: the same bytes as `JSON.stringify` of
+ * record text (proxy.repository.ts reads the page as one value, each row's
+ * `ROW(...)::text` joined by newlines) straight into one buffer: the same bytes as `JSON.stringify` of
  * `toListItem` objects (same keys, order and values), without a string per
  * field or per row. Building the JSON by string concatenation allocated
  * about 1 KiB per row and the body was flattened and encoded again when

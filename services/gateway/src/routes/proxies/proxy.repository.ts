@@ -100,7 +100,7 @@ export async function selectProxyPageText(
   // Grouped by the one total row: an empty page gives no row at all.
   const result = await pool.query<[page: string, total: string | null, counterRows: string]>({
     name: unfiltered ? "roost_proxy_page_unfiltered" : undefined,
-    text: `SELECT string_agg(ROW(${TUPLE_COLUMNS})::text, E'\n' ORDER BY p.id), c.total::text, c.row_count
+    text: `SELECT string_agg(ROW(${TUPLE_COLUMNS})::text, E'\\n' ORDER BY p.id), c.total::text, c.row_count
        FROM ${from}
       GROUP BY c.total, c.row_count`,
     values: params,

@@ -1,9 +1,11 @@
 /**
  * PostgreSQL's text form of a row value (`ROW(a, b, ...)::text`, written by
- * record_out), split back into its fields. The list page reads each row as
- * one such field: the driver then decodes one string per row instead of
- * one per column, which was the largest share of the gateway's CPU for a
- * cheap page (docs/benchmarks.md), while PostgreSQL does the same work.
+ * record_out), split back into its fields. The list page reads its rows as
+ * such text, all in one value: the driver then decodes one string per page
+ * instead of one per column, which was the largest share of the gateway's
+ * CPU for a cheap page (docs/benchmarks.md), while PostgreSQL does the same
+ * work. proxy-page-json.ts copies plain records itself and hands records
+ * with a quoted field to this function.
  *
  * The format: `(` fields separated by `,` `)`. A NULL is nothing at all; a
  * value is written in double quotes when it is empty or holds `"`, `\`,
