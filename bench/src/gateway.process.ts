@@ -25,6 +25,15 @@ export interface GatewayWindow {
   gcMs: number;
   gcMaxMs: number;
   loopDelayMaxMs: number;
+  /**
+   * The gateway's own time for each request of the window, in ms, as its
+   * request-duration metric saw it (from the handler taking the request to
+   * the response handed to the socket): beside the load generator's times
+   * it tells the handler's tail from the HTTP hop's.
+   */
+  handlerMs: number[];
+  /** Filled in by the load generator: the longest delay of its own event loop during the window. */
+  clientLoopDelayMaxMs?: number;
 }
 
 export type GatewayProcessRequest = { kind: "start"; data: GatewayProcessData } | { kind: "window-start" } | { kind: "window-end" } | { kind: "stop" };
@@ -61,11 +70,21 @@ async function run(data: GatewayProcessData): Promise<void> {
     build: { buildVersion: "bench", builtAt: new Date().toISOString() },
     instanceId: "bench",
   });
+  // Every route observes this histogram once per request; a copy of each value goes to the window.
+  const handlerMs: number[] = [];
+  let measuring = false;
+  type Observe = (labels: Partial<Record<"method" | "route" | "status", string>>, seconds: number) => void;
+  const durations = deps.metrics.httpRequestDurationSeconds as unknown as { observe: Observe };
+  const observe: Observe = durations.observe.bind(durations);
+  durations.observe = (labels, seconds) => {
+    if (measuring) handlerMs.push(seconds * 1000);
+    observe(labels, seconds);
+  };
   const gateway = createGatewayService(deps);
   const address = await gateway.start();
   send({ kind: "listening", port: address.port });
   let windowStart = Number.POSITIVE_INFINITY;
-  let gc: GatewayWindow = { gcPauses: 0, gcMs: 0, gcMaxMs: 0, loopDelayMaxMs: 0 };
+  let gc = { gcPauses: 0, gcMs: 0, gcMaxMs: 0 };
   const gcObserver = new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) {
       if (entry.startTime < windowStart) continue;
@@ -80,7 +99,9 @@ async function run(data: GatewayProcessData): Promise<void> {
   process.on("message", (request: GatewayProcessRequest) => {
     if (request.kind === "window-start") {
       windowStart = performance.now();
-      gc = { gcPauses: 0, gcMs: 0, gcMaxMs: 0, loopDelayMaxMs: 0 };
+      gc = { gcPauses: 0, gcMs: 0, gcMaxMs: 0 };
+      handlerMs.length = 0;
+      measuring = true;
       loopDelay.reset();
       loopDelay.enable();
       return;
@@ -88,10 +109,11 @@ async function run(data: GatewayProcessData): Promise<void> {
     if (request.kind === "start") return;
     if (request.kind === "window-end") {
       loopDelay.disable();
+      measuring = false;
       // GC entries are delivered asynchronously: let the observer's queue drain first.
       setImmediate(() => {
         windowStart = Number.POSITIVE_INFINITY;
-        send({ kind: "window", window: { ...gc, loopDelayMaxMs: loopDelay.max / 1e6 } });
+        send({ kind: "window", window: { ...gc, loopDelayMaxMs: loopDelay.max / 1e6, handlerMs: [...handlerMs] } });
       });
       return;
     }

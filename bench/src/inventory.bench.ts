@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { fork } from "node:child_process";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { benchConfigFromProcess, type BenchConfig } from "./bench.config.js";
 import { createBenchDatabase, seedProxies } from "./bench-database.js";
 import { cpuTimes, stolenShare, type CpuTimes } from "./host.js";
@@ -173,6 +174,7 @@ async function main(config: BenchConfig): Promise<number> {
         gcWindows.push(window);
       }
       const api = mergeSamples(apiParts);
+      const handlerMs = gcWindows.flatMap((w) => w.handlerMs);
       const raw = mergeSamples(sqlParts);
       if (api.errors > 0) problems.push(`${scenario.name}: ${api.errors} API errors (${api.firstError})`);
       if (raw.errors > 0) problems.push(`${scenario.name}: ${raw.errors} SQL errors (${raw.firstError})`);
@@ -188,7 +190,9 @@ async function main(config: BenchConfig): Promise<number> {
       );
       gatewayNotes.push(
         `${scenario.name}: ${gcWindows.reduce((n, w) => n + w.gcPauses, 0)} GC pauses, ${gcWindows.reduce((n, w) => n + w.gcMs, 0).toFixed(1)} ms in all, ` +
-          `longest ${Math.max(...gcWindows.map((w) => w.gcMaxMs)).toFixed(1)} ms; longest event-loop delay ${Math.max(...gcWindows.map((w) => w.loopDelayMaxMs)).toFixed(1)} ms`,
+          `longest ${Math.max(...gcWindows.map((w) => w.gcMaxMs)).toFixed(1)} ms; longest event-loop delay ${Math.max(...gcWindows.map((w) => w.loopDelayMaxMs)).toFixed(1)} ms; ` +
+          `in the handler p50 ${ms(percentile(handlerMs, 50))}, p99 ${ms(percentile(handlerMs, 99))} (load generator's longest event-loop delay ` +
+          `${Math.max(...gcWindows.map((w) => w.clientLoopDelayMaxMs ?? 0)).toFixed(1)} ms)`,
       );
       verdicts.push({ target: `${scenario.name}: API p99 <= ${TARGETS.apiOverSqlP99} x SQL p99`, measured: `${ratio.toFixed(2)} x`, pass: ratio <= TARGETS.apiOverSqlP99 });
     }
@@ -300,13 +304,16 @@ async function startGatewayProcess(data: GatewayProcessData): Promise<GatewayPro
     port: first.port,
     flags,
     async observe(work) {
+      const clientLoop = monitorEventLoopDelay({ resolution: 10 });
       send({ kind: "window-start" });
+      clientLoop.enable();
       const result = await work();
+      clientLoop.disable();
       const reply = next();
       send({ kind: "window-end" });
       const message = await reply;
       if (message.kind !== "window") throw new Error(`gateway process answered ${message.kind} to window-end`);
-      return { result, window: message.window };
+      return { result, window: { ...message.window, clientLoopDelayMaxMs: clientLoop.max / 1e6 } };
     },
     async stop() {
       const stopped = next();
