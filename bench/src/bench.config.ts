@@ -20,8 +20,19 @@ export interface BenchConfig {
   uploadLines: number;
   /** Concurrent clients of the list scenarios. */
   concurrency: number;
-  /** Measured requests per scenario and side (API or SQL). */
+  /** Measured requests per scenario and side (API or SQL), at least. */
   requests: number;
+  /**
+   * Rounds each scenario is measured in, API and SQL alternating, so that
+   * background load hits both sides alike.
+   */
+  rounds: number;
+  /**
+   * Time one side of one round keeps measuring, at least, once its share of
+   * `requests` is done: a cheap page's 2,000 requests take well under half a
+   * second, too short a window for a stable p99 (docs/benchmarks.md, item 20).
+   */
+  minRoundMs: number;
   /** Upper bound on one side of one scenario, milliseconds. */
   maxScenarioMs: number;
   /** Unmeasured requests per scenario and side before measuring. */
@@ -44,6 +55,8 @@ export function benchConfigFrom(argv: readonly string[], env: Record<string, str
     uploadLines: smoke ? 20_000 : 400_000,
     concurrency: 16,
     requests: smoke ? 64 : 2_000,
+    rounds: smoke ? 2 : 8,
+    minRoundMs: smoke ? 0 : 500,
     maxScenarioMs: smoke ? 4_000 : 30_000,
     warmupRequests: smoke ? 16 : 64,
     jitWarmupRequests: smoke ? 64 : 3_000,

@@ -32,6 +32,8 @@ export interface GatewayWindow {
    * it tells the handler's tail from the HTTP hop's.
    */
   handlerMs: number[];
+  /** CPU time (user and system) of the gateway process during the window, ms. */
+  cpuMs: number;
   /** Filled in by the load generator: the longest delay of its own event loop during the window. */
   clientLoopDelayMaxMs?: number;
 }
@@ -84,6 +86,7 @@ async function run(data: GatewayProcessData): Promise<void> {
   const address = await gateway.start();
   send({ kind: "listening", port: address.port });
   let windowStart = Number.POSITIVE_INFINITY;
+  let cpuAtStart = process.cpuUsage();
   let gc = { gcPauses: 0, gcMs: 0, gcMaxMs: 0 };
   const gcObserver = new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) {
@@ -102,6 +105,7 @@ async function run(data: GatewayProcessData): Promise<void> {
       gc = { gcPauses: 0, gcMs: 0, gcMaxMs: 0 };
       handlerMs.length = 0;
       measuring = true;
+      cpuAtStart = process.cpuUsage();
       loopDelay.reset();
       loopDelay.enable();
       return;
@@ -110,10 +114,12 @@ async function run(data: GatewayProcessData): Promise<void> {
     if (request.kind === "window-end") {
       loopDelay.disable();
       measuring = false;
+      const cpu = process.cpuUsage(cpuAtStart);
+      const cpuMs = (cpu.user + cpu.system) / 1000;
       // GC entries are delivered asynchronously: let the observer's queue drain first.
       setImmediate(() => {
         windowStart = Number.POSITIVE_INFINITY;
-        send({ kind: "window", window: { ...gc, loopDelayMaxMs: loopDelay.max / 1e6, handlerMs: [...handlerMs] } });
+        send({ kind: "window", window: { ...gc, loopDelayMaxMs: loopDelay.max / 1e6, handlerMs: [...handlerMs], cpuMs } });
       });
       return;
     }

@@ -7,7 +7,7 @@ import { fork } from "node:child_process";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { benchConfigFromProcess, type BenchConfig } from "./bench.config.js";
 import { createBenchDatabase, seedProxies } from "./bench-database.js";
-import { cpuTimes, stolenShare, type CpuTimes } from "./host.js";
+import { cpuTimes, postgresCpuBetween, postgresCpuMs, stolenShare, type CpuTimes } from "./host.js";
 import { apiExport, apiUpload, sqlExport, sqlUpload, uploadLines, type BulkResult, type ExportBenchFormat } from "./bulk-scenarios.js";
 import { FIRST_HUNDRED, LIST_SCENARIOS, type ListScenario } from "./list-scenarios.js";
 import type { GatewayProcessData, GatewayProcessMessage, GatewayProcessRequest, GatewayWindow } from "./gateway.process.js";
@@ -31,8 +31,6 @@ const TARGETS = {
 const EXPORT_FORMATS: readonly ExportBenchFormat[] = ["ip:port", "csv", "json"];
 
 const PASSWORD = "Bench-Password-42";
-/** Measurement rounds per scenario; API and SQL alternate so background load hits both alike. */
-const ROUNDS = 4;
 
 const out = (line = ""): void => {
   process.stdout.write(`${line}\n`);
@@ -118,13 +116,18 @@ async function main(config: BenchConfig): Promise<number> {
       stolen.push(`${part} ${stolenShare(partStarted, now)}`);
       partStarted = now;
     };
-    out(`List pages (pageSize 40), ${config.concurrency} concurrent clients, up to ${config.requests} requests per side:`);
+    const minSideSeconds = (config.rounds * config.minRoundMs) / 1000;
+    out(
+      `List pages (pageSize 40), ${config.concurrency} concurrent clients, at least ${config.requests} requests` +
+        `${minSideSeconds > 0 ? ` and ${minSideSeconds} s` : ""} per side in ${config.rounds} alternating rounds:`,
+    );
     out(`${"scenario".padEnd(28)}${"API p50".padStart(11)}${"API p99".padStart(11)}${"SQL p50".padStart(11)}${"SQL p99".padStart(11)}${"p99 API/SQL".padStart(13)}  n`);
     const pages = new KeepAliveGetClient(address.port, { Authorization: `Bearer ${listUser.token}` });
     cleanups.push({ what: "page client", run: async () => pages.close() });
     const apiTotals = new Map<string, number>();
     const firstHundred: Samples[] = [];
     const gatewayNotes: string[] = [];
+    const cpuNotes: string[] = [];
     let worstApiP99 = 0;
     let worstApiMax = 0;
     // Warm-up of the code before anything is measured: the gateway's CPU per page falls about
@@ -163,13 +166,20 @@ async function main(config: BenchConfig): Promise<number> {
       const warm = { concurrency: config.concurrency, requests: config.warmupRequests, maxMs: config.maxScenarioMs };
       await runLoad(warm, sqlCall);
       await runLoad(warm, apiCall);
-      const perRound = { concurrency: config.concurrency, requests: Math.ceil(config.requests / ROUNDS), maxMs: config.maxScenarioMs / ROUNDS };
+      const perRound = {
+        concurrency: config.concurrency,
+        requests: Math.ceil(config.requests / config.rounds),
+        minMs: config.minRoundMs,
+        maxMs: config.maxScenarioMs / config.rounds,
+      };
       const apiParts: Samples[] = [];
       const gcWindows: GatewayWindow[] = [];
       const sqlParts: Samples[] = [];
-      for (let round = 0; round < ROUNDS; round++) {
-        sqlParts.push(await runLoad(perRound, sqlCall));
-        const { result, window } = await gateway.observe(() => runLoad(perRound, apiCall));
+      const apiCpu = new SideCpu();
+      const sqlCpu = new SideCpu();
+      for (let round = 0; round < config.rounds; round++) {
+        sqlParts.push(await sqlCpu.during(() => runLoad(perRound, sqlCall)));
+        const { result, window } = await apiCpu.during(() => gateway.observe(() => runLoad(perRound, apiCall)));
         apiParts.push(result);
         gcWindows.push(window);
       }
@@ -194,10 +204,15 @@ async function main(config: BenchConfig): Promise<number> {
           `in the handler p50 ${ms(percentile(handlerMs, 50))}, p99 ${ms(percentile(handlerMs, 99))} (load generator's longest event-loop delay ` +
           `${Math.max(...gcWindows.map((w) => w.clientLoopDelayMaxMs ?? 0)).toFixed(1)} ms)`,
       );
+      const apiRequests = api.latenciesMs.length + api.errors;
+      const gatewayUs = (gcWindows.reduce((n, w) => n + w.cpuMs, 0) * 1000) / apiRequests;
+      cpuNotes.push(`${scenario.name}: API ${apiCpu.perRequest(apiRequests, gatewayUs)}; SQL ${sqlCpu.perRequest(raw.latenciesMs.length + raw.errors)}`);
       verdicts.push({ target: `${scenario.name}: API p99 <= ${TARGETS.apiOverSqlP99} x SQL p99`, measured: `${ratio.toFixed(2)} x`, pass: ratio <= TARGETS.apiOverSqlP99 });
     }
     out("Gateway process while the API side was measured:");
     for (const note of gatewayNotes) out(`  ${note}`);
+    out("CPU per request, µs (both cores give 2,000,000 µs a second; PostgreSQL counts every postgres process):");
+    for (const note of cpuNotes) out(`  ${note}`);
     const hundredP99 = percentile(mergeSamples(firstHundred).latenciesMs, 99);
     verdicts.push({ target: `first 100 unfiltered pages: API p99 <= ${TARGETS.firstHundredP99Ms} ms`, measured: ms(hundredP99), pass: hundredP99 <= TARGETS.firstHundredP99Ms });
     verdicts.push({ target: `any page: API p99 <= ${TARGETS.anyPageP99Ms} ms`, measured: `${ms(worstApiP99)} (slowest single request ${ms(worstApiMax)})`, pass: worstApiP99 <= TARGETS.anyPageP99Ms });
@@ -324,6 +339,41 @@ async function startGatewayProcess(data: GatewayProcessData): Promise<GatewayPro
       await exited;
     },
   };
+}
+
+/**
+ * CPU used while one side of a scenario was measured: PostgreSQL's (every
+ * postgres process, from /proc) and this process's, the load generator's.
+ * On two shared cores a side's latency under load follows the CPU its
+ * requests take in all processes, not only in the one under test.
+ */
+class SideCpu {
+  private postgresMs: number | null = 0;
+  private clientMs = 0;
+
+  async during<T>(work: () => Promise<T>): Promise<T> {
+    const postgresBefore = postgresCpuMs();
+    const clientBefore = process.cpuUsage();
+    const result = await work();
+    const client = process.cpuUsage(clientBefore);
+    const postgres = postgresCpuBetween(postgresBefore, postgresCpuMs());
+    this.clientMs += (client.user + client.system) / 1000;
+    this.postgresMs = postgres === null || this.postgresMs === null ? null : this.postgresMs + postgres;
+    return result;
+  }
+
+  /** "gateway G + PostgreSQL P + load generator L = T" per request (the gateway part only when given). */
+  perRequest(requests: number, gatewayUs?: number): string {
+    const us = (totalMs: number): number => (totalMs * 1000) / Math.max(requests, 1);
+    const parts: [string, number | null][] = [
+      ...(gatewayUs === undefined ? [] : [["gateway", gatewayUs] as [string, number]]),
+      ["PostgreSQL", this.postgresMs === null ? null : us(this.postgresMs)],
+      ["load generator", us(this.clientMs)],
+    ];
+    const known = parts.map(([, v]) => v).filter((v): v is number => v !== null);
+    const text = parts.map(([name, v]) => `${name} ${v === null ? "n/a" : Math.round(v)}`).join(" + ");
+    return `${text} = ${Math.round(known.reduce((a, b) => a + b, 0))}`;
+  }
 }
 
 function reportBulk(name: string, unit: string, api: BulkResult & { note?: string }, raw: BulkResult, target: number, verdicts: Verdict[]): void {

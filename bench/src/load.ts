@@ -11,21 +11,27 @@ export interface Samples {
 
 export interface LoadOptions {
   concurrency: number;
-  /** Requests to measure (a bound, with `maxMs`). */
+  /** Requests to measure, at least (unless `maxMs` passes first). */
   requests: number;
+  /** Time to keep measuring, at least, once `requests` were started (unless `maxMs` passes first); 0 by default. */
+  minMs?: number;
   maxMs: number;
 }
 
 /**
- * `concurrency` workers run `task(i)` back to back until `requests` were
- * started or `maxMs` passed, whichever comes first; each call is timed.
+ * `concurrency` workers run `task(i)` back to back until both `requests`
+ * were started and `minMs` passed, or until `maxMs` passed, whichever comes
+ * first; each call is timed.
  */
 export async function runLoad(options: LoadOptions, task: (i: number) => Promise<void>): Promise<Samples> {
   const samples: Samples = { latenciesMs: [], errors: 0 };
-  const deadline = performance.now() + options.maxMs;
+  const started = performance.now();
+  const deadline = started + options.maxMs;
+  const minimumUntil = started + (options.minMs ?? 0);
   let next = 0;
+  const more = (now: number): boolean => now < deadline && (next < options.requests || now < minimumUntil);
   const worker = async (): Promise<void> => {
-    while (next < options.requests && performance.now() < deadline) {
+    while (more(performance.now())) {
       const i = next++;
       const started = performance.now();
       try {
