@@ -82,6 +82,44 @@ describe("proxyPageJson (the list page's body from row text)", () => {
     expect(proxyPageJson("", 5).toString()).toBe('{"proxies":[],"total":5}');
   });
 
+  it("reads a mask that is not plain digits as the objects did (Number(mask) & 15)", () => {
+    for (const mask of ["17", "-1", "015", "x"]) check([[...plain.slice(0, 3), mask, ...plain.slice(4)] as Fields]);
+  });
+
+  it("writes long pages and long plain values byte for byte (the buffer grows past its first size)", () => {
+    const long: Fields = ["99", "1.2.3.4", "80", "1", "t".repeat(5000), "5", "US", "elite", "f", null, "good", "2.5"];
+    check([long, plain, long]);
+    check(Array.from({ length: 2000 }, (_, i) => [String(i), `10.0.${i >> 8}.${i & 255}`, String(1 + i), String(i % 16), "isp", String(i * 3), "DE", "anonymous", i % 2 ? "t" : "f", i % 3 ? "2026-01-01T00:00:00.000Z" : null, "neutral", `${i}.25`] as Fields));
+  });
+
+  it("writes random rows as JSON.stringify does, whichever path each takes", () => {
+    // Characters of plain rows, of quoted fields, JSON escapes and beyond ASCII; a fixed seed so a failure repeats.
+    const alphabet = ['a', 'Z', '0', '9', '.', '-', ':', '_', '"', '\\', '(', ')', ',', ' ', '\t', '\n', '\u0001', '\u007f', 'é', '€', '😀'];
+    let seed = 20261124;
+    const random = (n: number): number => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return (seed >>> 8) % n;
+    };
+    const text = (): string => Array.from({ length: random(6) }, () => alphabet[random(random(3) === 0 ? alphabet.length : 8)] ?? "").join("");
+    for (let page = 0; page < 300; page++) {
+      const rows = Array.from({ length: 1 + random(5) }, (_, i): Fields => [
+        String(page * 10 + i),
+        random(4) === 0 ? text() : `1.2.3.${i}`,
+        String(random(65536)),
+        random(8) === 0 ? null : String(random(20)),
+        text() || "isp",
+        String(random(10000)),
+        random(4) === 0 ? text() : "US",
+        text() || "elite",
+        random(8) === 0 ? null : random(2) ? "t" : "f",
+        random(3) === 0 ? null : "2026-11-22T06:36:35.733Z",
+        text() || "good",
+        ["0", "1.5", "-0", "1e-05", "42"][random(5)] ?? "0",
+      ]);
+      check(rows, page);
+    }
+  });
+
   it("refuses text that is not rows of the twelve fields", () => {
     expect(() => proxyPageJson("1,2", 0)).toThrow(ProxyPageJsonError);
     expect(() => proxyPageJson(recordText(plain.slice(0, 11)), 0)).toThrow(/too few/);
@@ -89,5 +127,6 @@ describe("proxyPageJson (the list page's body from row text)", () => {
     expect(() => proxyPageJson(recordText(["x y", ...plain.slice(1, 11)]), 0)).toThrow(/11 fields/);
     expect(() => proxyPageJson(`${recordText(plain)} ${recordText(plain)}`, 0)).toThrow(/newline/);
     expect(() => proxyPageJson(`(1,"2`, 0)).toThrow(/unterminated/);
+    expect(() => proxyPageJson(`(1,2,3`, 0)).toThrow(/unterminated/);
   });
 });

@@ -15,11 +15,13 @@ import { splitRecordText } from "./record-text.js";
  * Fields of the record, in order: id, ip, port, alive_protocols,
  * estimated_type, response_time, country, anonymity_level, alive,
  * latest_check (ISO text or NULL), reputation_label, reputation_score.
- * A field that is quoted in the record text (empty, or holding a space,
- * comma, parenthesis, quote or backslash), a string with a character JSON
- * escapes or beyond ASCII, and a score that is not a plain decimal go
- * through the general path (splitRecordText, JSON.stringify); everything
- * else is copied character by character.
+ * A record with a field quoted in the record text (empty, or holding a
+ * space, comma, parenthesis, quote or backslash), a character JSON escapes
+ * or one beyond ASCII, or a mask that is not digits goes through the
+ * general path (splitRecordText, JSON.stringify). Every other record, nearly
+ * all of them, is written in one pass, its values copied character by
+ * character as their ends are found (writePlainRow; docs/benchmarks.md,
+ * item 20).
  */
 
 const OPEN = ascii('{"proxies":[');
@@ -78,30 +80,113 @@ export class ProxyPageJsonError extends Error {
   override readonly name = "ProxyPageJsonError";
 }
 
-/** Printable ASCII without `"` and `\`: JSON writes such a string as is between quotes. */
-function plainString(text: string, from: number, to: number): boolean {
-  for (let i = from; i < to; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x20 || c > 0x7e || c === QUOTE || c === BACKSLASH) return false;
+/** JSON writes a character as is between quotes when it is printable ASCII other than `"` and `\`. */
+const PRINTABLE_FIRST = 0x20;
+const PRINTABLE_LAST = 0x7e;
+const LOWER_T = 116;
+const DIGIT_0 = 48;
+const DIGIT_9 = 57;
+
+/**
+ * The most a plain row writes beyond the characters of its own text: every
+ * key, the row's braces and separator, and per field at most 40 bytes more
+ * than its text (a mask of one digit becomes up to 36 bytes of protocols, a
+ * NULL `false` or `null`, a string its two quotes, a score at most the 24
+ * characters of a float's shortest form).
+ */
+const ROW_BOUND = FIELDS.reduce((n, f) => n + f.key.length, 0) + ROW_END.length + 1 + FIELDS.length * 40;
+
+/** Copies a constant at `at` and returns where it ends: past 8 bytes a native copy is quicker than the loop (a fifth of the page, measured). */
+function copyKey(buffer: Buffer, at: number, key: Uint8Array): number {
+  if (key.length > 8) {
+    buffer.set(key, at);
+    return at + key.length;
   }
-  return true;
+  for (let i = 0; i < key.length; i++) buffer[at++] = key[i] ?? 0;
+  return at;
 }
 
-/** Ends of the unquoted fields of the record `text[from, to)`, or false when a field is quoted (then the general path reads it). */
-function fieldEnds(text: string, from: number, to: number, ends: Int32Array): boolean {
-  const end = to - 1;
-  if (text.charCodeAt(from) !== OPEN_PAREN || text.charCodeAt(end) !== CLOSE_PAREN) throw new ProxyPageJsonError("not a record");
-  let at = from + 1;
+/**
+ * Writes the record opening at `from` in one pass when none of its fields
+ * is quoted and every character is one JSON copies as is (the rows of
+ * nearly every page): the key, then the value copied while its end is
+ * looked for. Returns one past the record's `)`, or -1 having written
+ * nothing when the record needs the general path (a quoted field, a
+ * character to escape, a mask that is not digits, or text that is not a
+ * complete record, whose error the general path then names).
+ */
+function writePlainRow(out: ByteWriter, text: string, from: number): number {
+  const length = text.length;
+  if (text.charCodeAt(from) !== OPEN_PAREN) return -1;
+  out.room(ROW_BOUND + length - from);
+  const buffer = out.buffer;
+  let at = out.at;
+  let i = from + 1;
+  let labelFrom = 0;
+  let labelTo = 0;
   for (let field = 0; field < FIELDS.length; field++) {
-    if (text.charCodeAt(at) === QUOTE) return false;
-    let stop = at;
-    while (stop < end && text.charCodeAt(stop) !== COMMA) stop++;
-    ends[field] = stop;
-    at = stop + 1;
-    if (stop === end && field !== FIELDS.length - 1) throw new ProxyPageJsonError("record has too few fields");
+    const spec = FIELDS[field];
+    if (!spec) return -1;
+    const valueFrom = i;
+    let c = text.charCodeAt(i);
+    while (i < length && c !== COMMA && c !== CLOSE_PAREN) {
+      if (c < PRINTABLE_FIRST || c > PRINTABLE_LAST || c === QUOTE || c === BACKSLASH) return -1;
+      c = text.charCodeAt(++i);
+    }
+    if (i >= length) return -1;
+    const last = field === FIELDS.length - 1;
+    if (c === CLOSE_PAREN && !last) throw new ProxyPageJsonError("record has too few fields");
+    if (c === COMMA && last) throw new ProxyPageJsonError("record has too many fields");
+    const valueTo = i++;
+    // The label is written after the score (toListItem's key order).
+    if (spec.key === LABEL) {
+      labelFrom = valueFrom;
+      labelTo = valueTo;
+      continue;
+    }
+    at = copyKey(buffer, at, spec.key);
+    if (valueFrom === valueTo) {
+      // NULL (an empty string is always quoted in record text).
+      const value = spec.kind === Kind.Bool ? FALSE : spec.kind === Kind.Mask ? (PROTOCOLS_JSON[0] ?? NULL) : NULL;
+      at = copyKey(buffer, at, value);
+      continue;
+    }
+    switch (spec.kind) {
+      case Kind.Number:
+        for (let k = valueFrom; k < valueTo; k++) buffer[at++] = text.charCodeAt(k);
+        break;
+      case Kind.Mask: {
+        let mask = 0;
+        for (let k = valueFrom; k < valueTo; k++) {
+          const digit = text.charCodeAt(k);
+          if (digit < DIGIT_0 || digit > DIGIT_9) return -1;
+          mask = (mask * 10 + digit - DIGIT_0) % 16;
+        }
+        at = copyKey(buffer, at, PROTOCOLS_JSON[mask] ?? NULL);
+        break;
+      }
+      case Kind.Bool:
+        at = copyKey(buffer, at, valueTo - valueFrom === 1 && text.charCodeAt(valueFrom) === LOWER_T ? TRUE : FALSE);
+        break;
+      case Kind.Score:
+        if (plainDecimal(text, valueFrom, valueTo)) {
+          for (let k = valueFrom; k < valueTo; k++) buffer[at++] = text.charCodeAt(k);
+        } else {
+          at += buffer.write(JSON.stringify(Number.parseFloat(text.slice(valueFrom, valueTo))), at, "latin1");
+        }
+        at = copyKey(buffer, at, LABEL);
+        buffer[at++] = QUOTE;
+        for (let k = labelFrom; k < labelTo; k++) buffer[at++] = text.charCodeAt(k);
+        buffer[at++] = QUOTE;
+        break;
+      default:
+        buffer[at++] = QUOTE;
+        for (let k = valueFrom; k < valueTo; k++) buffer[at++] = text.charCodeAt(k);
+        buffer[at++] = QUOTE;
+    }
   }
-  if (at - 1 !== end) throw new ProxyPageJsonError("record has too many fields");
-  return true;
+  out.at = copyKey(buffer, at, ROW_END);
+  return i;
 }
 
 /**
@@ -127,49 +212,10 @@ function recordEnd(text: string, from: number): number {
   throw new ProxyPageJsonError("unterminated record");
 }
 
-const ends = new Int32Array(FIELDS.length);
-
-/** What a NULL becomes (as toListItem would write it: no flag is false, no mask no protocols). */
-function writeNull(out: ByteWriter, kind: Kind): void {
-  out.bytes(kind === Kind.Bool ? FALSE : kind === Kind.Mask ? (PROTOCOLS_JSON[0] ?? NULL) : NULL);
-}
-
-function writeValue(out: ByteWriter, kind: Kind, text: string, from: number, to: number): void {
-  if (from === to) {
-    // NULL (an empty string is always quoted in record text).
-    writeNull(out, kind);
-    return;
-  }
-  switch (kind) {
-    case Kind.Number:
-      out.chars(text, from, to);
-      return;
-    case Kind.Mask:
-      out.bytes(PROTOCOLS_JSON[Number(text.slice(from, to)) & 15] ?? ascii("[]"));
-      return;
-    case Kind.Bool:
-      out.bytes(to - from === 1 && text.charCodeAt(from) === 116 ? TRUE : FALSE);
-      return;
-    case Kind.Score:
-      if (plainDecimal(text, from, to)) out.chars(text, from, to);
-      else out.utf8(JSON.stringify(Number.parseFloat(text.slice(from, to))));
-      return;
-    default:
-      if (plainString(text, from, to)) {
-        out.room(to - from + 2);
-        out.buffer[out.at++] = QUOTE;
-        out.chars(text, from, to);
-        out.buffer[out.at++] = QUOTE;
-      } else {
-        out.utf8(JSON.stringify(text.slice(from, to)));
-      }
-  }
-}
-
-/** A field read by the general path, written like writeValue writes an unquoted one. */
+/** A field read by the general path (NULL as toListItem wrote it: no flag is false, no mask no protocols). */
 function writeDecoded(out: ByteWriter, kind: Kind, value: string | null): void {
   if (value === null) {
-    writeNull(out, kind);
+    out.bytes(kind === Kind.Bool ? FALSE : kind === Kind.Mask ? (PROTOCOLS_JSON[0] ?? NULL) : NULL);
     return;
   }
   switch (kind) {
@@ -193,24 +239,15 @@ function writeDecoded(out: ByteWriter, kind: Kind, value: string | null): void {
 /** Fields in toListItem's key order: the score (last in the record) before the label. */
 const ORDER = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 10] as const;
 
-function writeRow(out: ByteWriter, text: string, from: number, to: number): void {
-  if (fieldEnds(text, from, to, ends)) {
-    for (const field of ORDER) {
-      const spec = FIELDS[field];
-      if (!spec) continue;
-      const start = field === 0 ? from + 1 : (ends[field - 1] ?? 0) + 1;
-      out.bytes(spec.key);
-      writeValue(out, spec.kind, text, start, ends[field] ?? 0);
-    }
-  } else {
-    const values = splitRecordText(text.slice(from, to));
-    if (values.length !== FIELDS.length) throw new ProxyPageJsonError(`record has ${values.length} fields, expected ${FIELDS.length}`);
-    for (const field of ORDER) {
-      const spec = FIELDS[field];
-      if (!spec) continue;
-      out.bytes(spec.key);
-      writeDecoded(out, spec.kind, values[field] ?? null);
-    }
+/** The general path: a record with a quoted field or a character to escape, split by splitRecordText. */
+function writeDecodedRow(out: ByteWriter, record: string): void {
+  const values = splitRecordText(record);
+  if (values.length !== FIELDS.length) throw new ProxyPageJsonError(`record has ${values.length} fields, expected ${FIELDS.length}`);
+  for (const field of ORDER) {
+    const spec = FIELDS[field];
+    if (!spec) continue;
+    out.bytes(spec.key);
+    writeDecoded(out, spec.kind, values[field] ?? null);
   }
   out.bytes(ROW_END);
 }
@@ -222,15 +259,16 @@ function writeRow(out: ByteWriter, text: string, from: number, to: number): void
  */
 export function proxyPageJson(page: string | null, total: number): Buffer {
   const text = page ?? "";
-  const out = new ByteWriter(32 + text.length * 3);
+  // A plain row writes about 3.5 times its text (the keys); four times leaves the buffer one size.
+  const out = new ByteWriter(64 + text.length * 4);
   out.bytes(OPEN);
   for (let from = 0; from < text.length; ) {
-    if (from > 0) {
-      out.room(1);
-      out.buffer[out.at++] = COMMA;
+    if (from > 0) out.byte(COMMA);
+    let to = writePlainRow(out, text, from);
+    if (to === -1) {
+      to = recordEnd(text, from);
+      writeDecodedRow(out, text.slice(from, to));
     }
-    const to = recordEnd(text, from);
-    writeRow(out, text, from, to);
     if (to < text.length && text.charCodeAt(to) !== NEWLINE) throw new ProxyPageJsonError("records not separated by a newline");
     from = to + 1;
   }
