@@ -45,7 +45,9 @@ export class ProxyFilterError extends Error {
 
 /** Repeated parameters (`?protocol=http&protocol=socks5`) and comma lists (`?protocol=http,socks5`) both work. */
 function values(raw: unknown): string[] {
-  const list: unknown[] = Array.isArray(raw) ? raw : raw === undefined ? [] : [raw];
+  // Absent (most parameters of most list requests): no Set and no copies.
+  if (raw === undefined) return [];
+  const list: unknown[] = Array.isArray(raw) ? raw : [raw];
   const out: string[] = [];
   for (const item of list) {
     if (typeof item !== "string") throw new ProxyFilterError("Malformed query parameter");
@@ -54,7 +56,7 @@ function values(raw: unknown): string[] {
       if (trimmed !== "") out.push(trimmed);
     }
   }
-  return [...new Set(out)];
+  return out.length < 2 ? out : [...new Set(out)];
 }
 
 function oneOf<T extends string>(name: string, raw: unknown, allowed: readonly T[], normalise: (v: string) => string = (v) => v): T[] {

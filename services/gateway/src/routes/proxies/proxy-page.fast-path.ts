@@ -32,7 +32,8 @@ const PREFIX = "/api/getProxyPage/";
  * `proxy-page.fast-path.int.test.ts` compares the two responses.
  */
 export function withProxyPageFastPath(deps: Pick<GatewayDeps, "tokens" | "revocation" | "db" | "metrics">, app: RequestListener): RequestListener {
-  const securityHeaders = recordSecurityHeaders();
+  // Header names and values as writeHead takes them flat; only the request id and the length change per response.
+  const fixedHeaders = [...recordSecurityHeaders(), ["Content-Type", "application/json; charset=utf-8"] as const].flat();
 
   async function answer(req: IncomingMessage, res: ServerResponse, url: string): Promise<boolean> {
     const started = process.hrtime.bigint();
@@ -59,14 +60,13 @@ export function withProxyPageFastPath(deps: Pick<GatewayDeps, "tokens" | "revoca
       return false;
     }
     const body = await listProxiesJson(deps.db, userId, filters, page, pageSize);
-    const headers: (readonly [string, string])[] = [["X-Request-ID", chooseRequestId(singleHeader(req.headers["x-request-id"]))], ...securityHeaders];
-    headers.push(["Content-Type", "application/json; charset=utf-8"], ["Content-Length", String(body.length)]);
+    const headers = ["X-Request-ID", chooseRequestId(singleHeader(req.headers["x-request-id"])), ...fixedHeaders, "Content-Length", String(body.length)];
     res.on("finish", () => {
       const labels = { method: "GET", route: PROXY_PAGE_ROUTE, status: String(res.statusCode) };
       deps.metrics.httpRequestsTotal.inc(labels);
       deps.metrics.httpRequestDurationSeconds.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
     });
-    res.writeHead(200, headers.flat());
+    res.writeHead(200, headers);
     res.end(body);
     return true;
   }
