@@ -30,7 +30,7 @@ export interface BenchConfig {
   /**
    * Time one side of one round keeps measuring, at least, once its share of
    * `requests` is done: a cheap page's 2,000 requests take well under half a
-   * second, too short a window for a stable p99 (docs/benchmarks.md, item 20).
+   * second, too short a window for a stable p99 (docs/benchmarks.md, Method).
    */
   minRoundMs: number;
   /** Upper bound on one side of one scenario, milliseconds. */

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { PerformanceObserver, monitorEventLoopDelay, performance } from "node:perf_hooks";
+import { PerformanceObserver, constants, monitorEventLoopDelay, performance } from "node:perf_hooks";
 import { createDatabase } from "@roost/db";
 import { createLogger, createMetrics } from "@roost/observability";
 import { buildGatewayDeps, createGatewayService, gatewayConfigFromEnv } from "@roost/service-gateway";
@@ -24,6 +24,8 @@ export interface GatewayWindow {
   gcPauses: number;
   gcMs: number;
   gcMaxMs: number;
+  /** Of the pauses, those of a full (mark-compact) collection or its incremental marking: the rest are scavenges. */
+  gcMajorPauses: number;
   loopDelayMaxMs: number;
   /**
    * The gateway's own time for each request of the window, in ms, as its
@@ -87,13 +89,15 @@ async function run(data: GatewayProcessData): Promise<void> {
   send({ kind: "listening", port: address.port });
   let windowStart = Number.POSITIVE_INFINITY;
   let cpuAtStart = process.cpuUsage();
-  let gc = { gcPauses: 0, gcMs: 0, gcMaxMs: 0 };
+  let gc = { gcPauses: 0, gcMs: 0, gcMaxMs: 0, gcMajorPauses: 0 };
   const gcObserver = new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) {
       if (entry.startTime < windowStart) continue;
       gc.gcPauses++;
       gc.gcMs += entry.duration;
       gc.gcMaxMs = Math.max(gc.gcMaxMs, entry.duration);
+      const kind = (entry as { detail?: { kind?: number } }).detail?.kind ?? 0;
+      if ((kind & (constants.NODE_PERFORMANCE_GC_MAJOR | constants.NODE_PERFORMANCE_GC_INCREMENTAL)) !== 0) gc.gcMajorPauses++;
     }
   });
   gcObserver.observe({ entryTypes: ["gc"] });
@@ -102,7 +106,7 @@ async function run(data: GatewayProcessData): Promise<void> {
   process.on("message", (request: GatewayProcessRequest) => {
     if (request.kind === "window-start") {
       windowStart = performance.now();
-      gc = { gcPauses: 0, gcMs: 0, gcMaxMs: 0 };
+      gc = { gcPauses: 0, gcMs: 0, gcMaxMs: 0, gcMajorPauses: 0 };
       handlerMs.length = 0;
       measuring = true;
       cpuAtStart = process.cpuUsage();

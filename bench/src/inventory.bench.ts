@@ -199,7 +199,8 @@ async function main(config: BenchConfig): Promise<number> {
           `${ms(percentile(raw.latenciesMs, 50)).padStart(11)}${ms(sqlP99).padStart(11)}${ratio.toFixed(2).padStart(13)}  ${api.latenciesMs.length}/${raw.latenciesMs.length}`,
       );
       gatewayNotes.push(
-        `${scenario.name}: ${gcWindows.reduce((n, w) => n + w.gcPauses, 0)} GC pauses, ${gcWindows.reduce((n, w) => n + w.gcMs, 0).toFixed(1)} ms in all, ` +
+        `${scenario.name}: ${gcWindows.reduce((n, w) => n + w.gcPauses, 0)} GC pauses (${gcWindows.reduce((n, w) => n + w.gcMajorPauses, 0)} of a full collection), ` +
+          `${gcWindows.reduce((n, w) => n + w.gcMs, 0).toFixed(1)} ms in all, ` +
           `longest ${Math.max(...gcWindows.map((w) => w.gcMaxMs)).toFixed(1)} ms; longest event-loop delay ${Math.max(...gcWindows.map((w) => w.loopDelayMaxMs)).toFixed(1)} ms; ` +
           `in the handler p50 ${ms(percentile(handlerMs, 50))}, p99 ${ms(percentile(handlerMs, 99))} (load generator's longest event-loop delay ` +
           `${Math.max(...gcWindows.map((w) => w.clientLoopDelayMaxMs ?? 0)).toFixed(1)} ms)`,
