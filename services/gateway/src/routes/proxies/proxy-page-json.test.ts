@@ -82,6 +82,11 @@ describe("proxyPageJson (the list page's body from row text)", () => {
     expect(proxyPageJson("", 5).toString()).toBe('{"proxies":[],"total":5}');
   });
 
+  it("writes a NULL label or score as null, each in its place", () => {
+    const nulls = (label: string | null, score: string | null): Fields => [...plain.slice(0, 10), label, score] as Fields;
+    check([nulls(null, "1.5"), nulls("good", null), nulls(null, null), plain]);
+  });
+
   it("reads a mask that is not plain digits as the objects did (Number(mask) & 15)", () => {
     for (const mask of ["17", "-1", "015", "x"]) check([[...plain.slice(0, 3), mask, ...plain.slice(4)] as Fields]);
   });
@@ -102,7 +107,7 @@ describe("proxyPageJson (the list page's body from row text)", () => {
     };
     const text = (): string => Array.from({ length: random(6) }, () => alphabet[random(random(3) === 0 ? alphabet.length : 8)] ?? "").join("");
     for (let page = 0; page < 300; page++) {
-      const rows = Array.from({ length: 1 + random(5) }, (_, i): Fields => [
+      const rows = Array.from({ length: 1 + random(5) }, (_, i) => [
         String(page * 10 + i),
         random(4) === 0 ? text() : `1.2.3.${i}`,
         String(random(65536)),
@@ -113,9 +118,9 @@ describe("proxyPageJson (the list page's body from row text)", () => {
         text() || "elite",
         random(8) === 0 ? null : random(2) ? "t" : "f",
         random(3) === 0 ? null : "2026-11-22T06:36:35.733Z",
-        text() || "good",
-        ["0", "1.5", "-0", "1e-05", "42"][random(5)] ?? "0",
-      ]);
+        random(10) === 0 ? null : text() || "good",
+        random(10) === 0 ? null : (["0", "1.5", "-0", "1e-05", "42"][random(5)] ?? "0"),
+      ] as Fields);
       check(rows, page);
     }
   });

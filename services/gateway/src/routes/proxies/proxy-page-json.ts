@@ -138,7 +138,7 @@ function writePlainRow(out: ByteWriter, text: string, from: number): number {
     if (c === CLOSE_PAREN && !last) throw new ProxyPageJsonError("record has too few fields");
     if (c === COMMA && last) throw new ProxyPageJsonError("record has too many fields");
     const valueTo = i++;
-    // The label is written after the score (toListItem's key order).
+    // The label is written after the score, below (toListItem's key order).
     if (spec.key === LABEL) {
       labelFrom = valueFrom;
       labelTo = valueTo;
@@ -174,16 +174,21 @@ function writePlainRow(out: ByteWriter, text: string, from: number): number {
         } else {
           at += buffer.write(JSON.stringify(Number.parseFloat(text.slice(valueFrom, valueTo))), at, "latin1");
         }
-        at = copyKey(buffer, at, LABEL);
-        buffer[at++] = QUOTE;
-        for (let k = labelFrom; k < labelTo; k++) buffer[at++] = text.charCodeAt(k);
-        buffer[at++] = QUOTE;
         break;
       default:
         buffer[at++] = QUOTE;
         for (let k = valueFrom; k < valueTo; k++) buffer[at++] = text.charCodeAt(k);
         buffer[at++] = QUOTE;
     }
+  }
+  // The label, after the score (the record's last field).
+  at = copyKey(buffer, at, LABEL);
+  if (labelFrom === labelTo) {
+    at = copyKey(buffer, at, NULL);
+  } else {
+    buffer[at++] = QUOTE;
+    for (let k = labelFrom; k < labelTo; k++) buffer[at++] = text.charCodeAt(k);
+    buffer[at++] = QUOTE;
   }
   out.at = copyKey(buffer, at, ROW_END);
   return i;
