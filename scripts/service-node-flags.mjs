@@ -13,4 +13,15 @@
 // maximum alone one benchmark run stayed near the default size throughout.
 // Costs up to ~100 MiB more resident memory than the default
 // (docs/benchmarks.md, item 15).
-export const SERVICE_NODE_FLAGS = ["--min-semi-space-size=64", "--max-semi-space-size=64"];
+//
+// No allocation-site pretenuring. V8 watches which object literals survive a
+// scavenge and, when nearly all from one site do, allocates that site's
+// objects straight into the old generation from then on (objects made
+// there carry no survival feedback, so in practice it stays). A burst where request objects live a little longer (a large
+// export, start-up while the geo databases load) made it pretenure objects
+// every later list page allocates and drops at once: the gateway then ran a
+// full mark-compact every 0.2-3 s for the rest of its life, with ~30% more
+// CPU per request and pauses up to ~45 ms. Without it those objects die
+// young as they should; uploads and exports run as fast
+// (docs/benchmarks.md, item 21).
+export const SERVICE_NODE_FLAGS = ["--min-semi-space-size=64", "--max-semi-space-size=64", "--no-allocation-site-pretenuring"];

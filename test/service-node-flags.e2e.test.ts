@@ -1,0 +1,47 @@
+import { spawnSync } from "node:child_process";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+/**
+ * The V8 flags every service runs with (scripts/service-node-flags.mjs),
+ * checked for what they are there for rather than for their spelling.
+ * Allocation-site pretenuring is off: after a burst in which a literal's
+ * objects survived (a large export, start-up), V8 would otherwise allocate
+ * every later object of that literal in the old generation, and a gateway
+ * serving list pages ran a full collection every second or so for the rest
+ * of its life (docs/benchmarks.md, item 21).
+ */
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const fixture = path.join(repo, "test", "support", "pretenure-burst.mjs");
+const PRETENURING_OFF = "--no-allocation-site-pretenuring";
+
+interface BurstResult {
+  /** How far the old generation grew while 20M short-lived objects passed through, MiB. */
+  oldGrowthMiB: number;
+}
+
+function runBurst(flags: readonly string[]): BurstResult {
+  const child = spawnSync(process.execPath, [...flags, fixture], { encoding: "utf8", timeout: 120_000 });
+  if (child.status !== 0) throw new Error(`fixture exited ${child.status ?? child.signal}: ${child.stderr}`);
+  return JSON.parse(child.stdout) as BurstResult;
+}
+
+async function serviceNodeFlags(): Promise<string[]> {
+  const module = (await import(path.join(repo, "scripts", "service-node-flags.mjs"))) as { SERVICE_NODE_FLAGS: string[] };
+  return module.SERVICE_NODE_FLAGS;
+}
+
+describe("the services' V8 flags", () => {
+  it("keep short-lived objects young after a burst of long-lived ones from the same literal", async () => {
+    const result = runBurst(await serviceNodeFlags());
+    // 20M objects of ~80 bytes pass through; pretenured, most of 1.5 GiB would land in the old generation.
+    expect(result.oldGrowthMiB).toBeLessThan(8);
+  }, 120_000);
+
+  it("are what makes the difference: with the young-generation flags alone, V8 pretenures the literal", async () => {
+    const withPretenuring = (await serviceNodeFlags()).filter((flag) => flag !== PRETENURING_OFF);
+    const result = runBurst(withPretenuring);
+    // If this fails, this Node's V8 no longer pretenures here: the flag may be unneeded (item 21).
+    expect(result.oldGrowthMiB).toBeGreaterThan(64);
+  }, 120_000);
+});
