@@ -115,6 +115,14 @@ describe("CopyExportWriter (csv and json from COPY text)", () => {
       expect(run(format, bytes, Array.from({ length: bytes.length }, (_, i) => i))).toBe(want);
     });
 
+    it(`${format}: grows its buffer for a field that expands many times over, mid-row`, () => {
+      // A control character is one byte in COPY text and six in JSON (\u0001): the buffer sized
+      // for the chunk runs out inside the field, and the rest of the row must land after it.
+      const rows = [{ ...plain, username: "\u0001".repeat(20_000), password: "after" }, plain];
+      const bytes = Buffer.from(rows.map(copyLine).join(""), "utf8");
+      expect(run(format, bytes, [])).toBe(expected(format, rows));
+    });
+
     it(`${format}: writes an empty export`, () => {
       expect(run(format, Buffer.alloc(0), [])).toBe(expected(format, []));
     });
