@@ -252,9 +252,10 @@ async function main(config: BenchConfig): Promise<number> {
 
     // --- export, on a second gateway started for it ---------------------------
     // A gateway whose first heavy work after starting is a large export used to run a full
-    // collection every second or so from then on (V8's pretenuring; docs/benchmarks.md, item 21).
-    // The first gateway cannot show that any more (its list code has run long before its exports),
-    // so the exports go to a fresh one, which then serves the first page, measured like the others.
+    // collection every second or so from then on (V8's heap limits and pretenuring;
+    // docs/benchmarks.md, item 21). Without the fix that showed on such a gateway in every run, and
+    // on the first one after its exports in none, so the exports go to a fresh one, which then
+    // serves the first page, measured like the others.
     const fresh = await startGatewayProcess({
       databaseUrl: database.url,
       redisUrl: config.redisUrl,
