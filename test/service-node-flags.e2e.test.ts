@@ -41,7 +41,7 @@ describe("the services' V8 flags", () => {
     expect(result.oldGrowthMiB).toBeLessThan(8);
   }, 120_000);
 
-  it("are what makes the difference: with the young-generation flags alone, V8 pretenures the literal", async () => {
+  it("are what makes the difference: without the pretenuring flag, V8 pretenures the literal", async () => {
     const withPretenuring = (await serviceNodeFlags()).filter((flag) => flag !== PRETENURING_OFF);
     const result = runBurst(withPretenuring);
     // If this fails, this Node's V8 no longer pretenures here: the flag may be unneeded (item 21).
