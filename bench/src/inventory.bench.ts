@@ -61,13 +61,13 @@ async function main(config: BenchConfig): Promise<number> {
     // The gateway, as main.ts builds it, on its own database and Redis prefix, in a child process with the services' V8 flags.
     const dataDir = await mkdtemp(path.join(os.tmpdir(), "roost-bench-"));
     cleanups.push({ what: "data dir", run: () => rm(dataDir, { recursive: true, force: true }) });
-    const gateway = await startGatewayProcess({
-      databaseUrl: database.url,
-      redisUrl: config.redisUrl,
-      queuePrefix: `roost-bench-${randomBytes(4).toString("hex")}`,
-      dataDir,
-    });
-    cleanups.push({ what: "gateway", run: () => gateway.stop() });
+    /** A gateway process of its own Redis prefix, stopped (and its keys deleted) at the end. */
+    const startGateway = async (what: string): Promise<GatewayProcess> => {
+      const started = await startGatewayProcess({ databaseUrl: database.url, redisUrl: config.redisUrl, queuePrefix: `roost-bench-${randomBytes(4).toString("hex")}`, dataDir });
+      cleanups.push({ what, run: () => started.stop() });
+      return started;
+    };
+    const gateway = await startGateway("gateway");
     out(`gateway: a child process, node ${gateway.flags.join(" ")} (scripts/service-node-flags.mjs)`);
     const address = { port: gateway.port };
     const client = new LoopbackClient(address.port, config.concurrency);
@@ -256,13 +256,7 @@ async function main(config: BenchConfig): Promise<number> {
     // docs/benchmarks.md, item 21). Without the fix that showed on such a gateway in every run, and
     // on the first one after its exports in none, so the exports go to a fresh one, which then
     // serves the first page, measured like the others.
-    const fresh = await startGatewayProcess({
-      databaseUrl: database.url,
-      redisUrl: config.redisUrl,
-      queuePrefix: `roost-bench-${randomBytes(4).toString("hex")}`,
-      dataDir,
-    });
-    cleanups.push({ what: "second gateway", run: () => fresh.stop() });
+    const fresh = await startGateway("second gateway");
     const freshClient = new LoopbackClient(fresh.port, config.concurrency);
     cleanups.push({ what: "second gateway's http client", run: async () => freshClient.close() });
     const login = await freshClient.request("POST", "/api/login", { "Content-Type": "application/json" }, Buffer.from(JSON.stringify({ email: listUser.email, password: PASSWORD })));
