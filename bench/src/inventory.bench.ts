@@ -224,7 +224,8 @@ async function main(config: BenchConfig): Promise<number> {
     printListNotes();
     const hundredP99 = percentile(mergeSamples(firstHundred).latenciesMs, 99);
     verdicts.push({ target: `first 100 unfiltered pages: API p99 <= ${TARGETS.firstHundredP99Ms} ms`, measured: ms(hundredP99), pass: hundredP99 <= TARGETS.firstHundredP99Ms });
-    verdicts.push({ target: `any page: API p99 <= ${TARGETS.anyPageP99Ms} ms`, measured: `${ms(worstApiP99)} (slowest single request ${ms(worstApiMax)})`, pass: worstApiP99 <= TARGETS.anyPageP99Ms });
+    // "Any page" also covers the first page measured after the exports: its verdict is filled in there, listed here.
+    const anyPageAt = verdicts.length;
 
     partDone("list pages");
     // Why totals come from counters: the plain count over the user's rows, for reference.
@@ -292,6 +293,11 @@ async function main(config: BenchConfig): Promise<number> {
     });
     if (warmedFresh.errors > 0) problems.push(`warm-up of the second gateway: ${warmedFresh.errors} errors (${warmedFresh.firstError})`);
     await measureList(firstPage, `${firstPage.name} after exports`, { gateway: fresh, pages: freshPages });
+    verdicts.splice(anyPageAt, 0, {
+      target: `any page: API p99 <= ${TARGETS.anyPageP99Ms} ms`,
+      measured: `${ms(worstApiP99)} (slowest single request ${ms(worstApiMax)})`,
+      pass: worstApiP99 <= TARGETS.anyPageP99Ms,
+    });
     printListNotes();
     partDone("first page after exports");
 

@@ -1,4 +1,4 @@
-import { CopyExportError, CopyExportWriter, decodeCopyText } from "./proxy-export-copy.js";
+import { CopyExportError, CopyExportWriter, CopyLineWriter, decodeCopyText } from "./proxy-export-copy.js";
 import { csvLine, EXPORT_COLUMNS, jsonObject, type ExportRow } from "./proxy-export-format.js";
 import { protocolsOfMask } from "./proxy.schema.js";
 
@@ -154,5 +154,44 @@ describe("decodeCopyText", () => {
     const to = bytes.length - 2;
     expect(decodeCopyText(bytes, from, to)).toBe(value);
     expect(decodeCopyText(Buffer.from("plain"), 0, 5)).toBe("plain");
+  });
+});
+
+describe("CopyLineWriter (line templates: each COPY row is the whole line)", () => {
+  /** The writer's output for the lines' COPY text, cut at `cuts`, and the rows it counted. */
+  const lines = (values: readonly string[], cuts: readonly number[]): { text: string; rows: number } => {
+    const bytes = Buffer.from(values.map((v) => `${copyField(v)}\n`).join(""), "utf8");
+    const writer = new CopyLineWriter();
+    const out = [writer.begin()];
+    let from = 0;
+    for (const cut of [...cuts, bytes.length]) {
+      out.push(writer.push(bytes.subarray(from, cut)));
+      from = cut;
+    }
+    out.push(writer.end());
+    return { text: Buffer.concat(out).toString("utf8"), rows: writer.rows };
+  };
+  const values = ["1.2.3.4:80", 'a\\b\tc\nd\re\bf\fg\vh\u00e9\ud83d\ude00 "q"', "\\", "", "end\\"];
+  const want = values.map((v) => `${v}\n`).join("");
+
+  it("gives the lines with COPY's escapes undone, and counts one row per line", () => {
+    expect(lines(values, [])).toEqual({ text: want, rows: values.length });
+  });
+
+  it("gives the same bytes however the COPY output is cut into chunks, an escape included", () => {
+    const length = Buffer.byteLength(values.map((v) => `${copyField(v)}\n`).join(""));
+    for (let cut = 0; cut <= length; cut++) expect([cut, lines(values, [cut])]).toEqual([cut, { text: want, rows: values.length }]);
+    expect(lines(values, Array.from({ length }, (_, i) => i))).toEqual({ text: want, rows: values.length });
+  });
+
+  it("passes a chunk without escapes through as it is", () => {
+    const chunk = Buffer.from("1.2.3.4:80\n5.6.7.8:3128\n");
+    expect(new CopyLineWriter().push(chunk)).toBe(chunk);
+  });
+
+  it("refuses output that ends inside an escape", () => {
+    const writer = new CopyLineWriter();
+    writer.push(Buffer.from("a\\"));
+    expect(() => writer.end()).toThrow(CopyExportError);
   });
 });

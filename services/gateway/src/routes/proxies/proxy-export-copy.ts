@@ -116,16 +116,7 @@ export function decodeCopyText(row: Buffer, from: number, to: number): string {
   let at = 0;
   for (let i = from; i < to; i++) {
     let c = row[i] ?? 0;
-    if (c === BACKSLASH && i + 1 < to) {
-      c = row[++i] ?? 0;
-      if (c === 98) c = 8; // \b
-      else if (c === 102) c = 12; // \f
-      else if (c === 110) c = 10; // \n
-      else if (c === 114) c = 13; // \r
-      else if (c === 116) c = 9; // \t
-      else if (c === 118) c = 11; // \v
-      // else \\ and any other escaped byte stand for themselves
-    }
+    if (c === BACKSLASH && i + 1 < to) c = unescaped(row[++i] ?? 0);
     bytes[at++] = c;
   }
   return bytes.toString("utf8", 0, at);
@@ -228,11 +219,88 @@ function writeCsvText(out: ByteWriter, kind: Kind, row: Buffer, from: number, to
 }
 
 /**
- * Turns the COPY's output, in chunks as they come (a row may be split
- * between two), into the export's bytes. `begin()` once, `push()` per
- * chunk, `end()` once; each returns bytes to send (a buffer of its own).
+ * Turns a COPY's output, in chunks as they come (a row may be split between
+ * two), into the export's bytes. `begin()` once, `push()` per chunk, `end()`
+ * once; each returns bytes to send.
  */
-export class CopyExportWriter {
+export interface CopyOutputWriter {
+  /** Rows seen so far. */
+  readonly rows: number;
+  begin(): Buffer;
+  push(chunk: Buffer): Buffer;
+  end(): Buffer;
+}
+
+const NOTHING = Buffer.alloc(0);
+
+/**
+ * Line templates: PostgreSQL writes each whole line (one text column,
+ * never NULL; proxy-export.service.ts, templateLineSql), so a row's COPY
+ * text is the line with COPY's escapes. A chunk without a backslash is
+ * sent as it is; otherwise the escapes are undone (an escape may be split
+ * between two chunks).
+ */
+export class CopyLineWriter implements CopyOutputWriter {
+  rows = 0;
+  /** The previous chunk ended with a backslash: this one starts with the escaped byte. */
+  private escapePending = false;
+
+  begin(): Buffer {
+    return NOTHING;
+  }
+
+  push(chunk: Buffer): Buffer {
+    for (let at = chunk.indexOf(NEWLINE); at !== -1; at = chunk.indexOf(NEWLINE, at + 1)) this.rows++;
+    if (chunk.length === 0 || (!this.escapePending && chunk.indexOf(BACKSLASH) === -1)) return chunk;
+    const out = Buffer.allocUnsafe(chunk.length);
+    let at = 0;
+    let from = 0;
+    if (this.escapePending) {
+      out[at++] = unescaped(chunk[0] ?? 0);
+      from = 1;
+      this.escapePending = false;
+    }
+    for (let slash = chunk.indexOf(BACKSLASH, from); slash !== -1; slash = chunk.indexOf(BACKSLASH, from)) {
+      at += chunk.copy(out, at, from, slash);
+      if (slash + 1 === chunk.length) {
+        this.escapePending = true;
+        return out.subarray(0, at);
+      }
+      out[at++] = unescaped(chunk[slash + 1] ?? 0);
+      from = slash + 2;
+    }
+    at += chunk.copy(out, at, from);
+    return out.subarray(0, at);
+  }
+
+  end(): Buffer {
+    if (this.escapePending) throw new CopyExportError("COPY output ended inside an escape");
+    return NOTHING;
+  }
+}
+
+/** The byte a COPY text escape `\c` stands for. */
+function unescaped(c: number): number {
+  switch (c) {
+    case 98: // \b
+      return 8;
+    case 102: // \f
+      return 12;
+    case 110: // \n
+      return 10;
+    case 114: // \r
+      return 13;
+    case 116: // \t
+      return 9;
+    case 118: // \v
+      return 11;
+    default: // \\ (and any other escaped byte) stands for itself
+      return c;
+  }
+}
+
+/** csv and json: each row's fields written by the format's rules. */
+export class CopyExportWriter implements CopyOutputWriter {
   /** Rows written so far. */
   rows = 0;
   private carry: Buffer | null = null;
@@ -249,7 +317,7 @@ export class CopyExportWriter {
     const last = data.lastIndexOf(NEWLINE);
     if (last === -1) {
       this.carry = data.length === 0 ? null : Buffer.from(data);
-      return Buffer.alloc(0);
+      return NOTHING;
     }
     // Measured on the bench's rows: json is ~3.05x the COPY text (the keys), csv ~1.07x.
     const out = new ByteWriter((this.format === "json" ? last * 3.25 : last * 1.25) + 1024);
@@ -265,7 +333,7 @@ export class CopyExportWriter {
 
   end(): Buffer {
     if (this.carry !== null) throw new CopyExportError("COPY output ended inside a row");
-    if (this.format === "csv") return Buffer.alloc(0);
+    if (this.format === "csv") return NOTHING;
     return Buffer.from(this.rows === 0 ? "]\n" : "\n]\n");
   }
 

@@ -46,7 +46,8 @@ export interface ExportRow {
   reputationScore: number;
 }
 
-type Piece = { literal: string } | { field: TemplatePlaceholder };
+/** Literal text, or a placeholder. */
+export type TemplatePiece = { literal: string } | { field: TemplatePlaceholder };
 
 const WORDS = /[A-Za-z0-9_]+|[^A-Za-z0-9_]+/g;
 const isPlaceholder = (word: string): word is TemplatePlaceholder => (TEMPLATE_PLACEHOLDERS as readonly string[]).includes(word);
@@ -81,16 +82,16 @@ function valueOf(field: TemplatePlaceholder, row: ExportRow): string {
   }
 }
 
-const isField = (piece: Piece | undefined, field: TemplatePlaceholder): boolean => piece !== undefined && "field" in piece && piece.field === field;
-const isLiteral = (piece: Piece | undefined, text: string): boolean => piece !== undefined && "literal" in piece && piece.literal === text;
+const isField = (piece: TemplatePiece | undefined, field: TemplatePlaceholder): boolean => piece !== undefined && "field" in piece && piece.field === field;
+const isLiteral = (piece: TemplatePiece | undefined, text: string): boolean => piece !== undefined && "literal" in piece && piece.literal === text;
 
 /**
  * The template for proxies without credentials: `username:password@` goes
  * (as in `protocol://username:password@ip:port`), and so does a
  * `:username:password` pair (as in `ip:port:username:password`).
  */
-function withoutCredentials(pieces: Piece[]): Piece[] {
-  const out: Piece[] = [];
+function withoutCredentials(pieces: readonly TemplatePiece[]): TemplatePiece[] {
+  const out: TemplatePiece[] = [];
   for (let i = 0; i < pieces.length; i++) {
     const at = pieces[i + 3];
     if (isField(pieces[i], "username") && isLiteral(pieces[i + 1], ":") && isField(pieces[i + 2], "password") && at && "literal" in at && at.literal.startsWith("@")) {
@@ -108,7 +109,7 @@ function withoutCredentials(pieces: Piece[]): Piece[] {
   return out;
 }
 
-function renderer(pieces: Piece[]): (row: ExportRow) => string {
+function renderer(pieces: readonly TemplatePiece[]): (row: ExportRow) => string {
   return (row) => {
     let text = "";
     for (const piece of pieces) text += "literal" in piece ? piece.literal : valueOf(piece.field, row);
@@ -117,20 +118,31 @@ function renderer(pieces: Piece[]): (row: ExportRow) => string {
 }
 
 export interface LineTemplate {
-  /** Placeholders the template uses: the export reads only those columns (and the credentials). */
+  /** Placeholders the template uses. */
   fields: ReadonlySet<TemplatePlaceholder>;
+  /** The line for proxies with credentials, and for those without (empty user name and password). */
+  full: readonly TemplatePiece[];
+  bare: readonly TemplatePiece[];
+  /**
+   * The line of one row. The export builds the same text in SQL
+   * (proxy-export.service.ts, templateLineSql); this is its definition, and
+   * the tests hold the SQL to it.
+   */
   render(row: ExportRow): string;
 }
 
 export function compileTemplate(template: string): LineTemplate {
-  const pieces: Piece[] = (template.match(WORDS) ?? []).map((word) => (isPlaceholder(word) ? { field: word } : { literal: word }));
-  const full = renderer(pieces);
-  const bare = renderer(withoutCredentials(pieces));
+  const full: TemplatePiece[] = (template.match(WORDS) ?? []).map((word) => (isPlaceholder(word) ? { field: word } : { literal: word }));
+  const bare = withoutCredentials(full);
+  const renderFull = renderer(full);
+  const renderBare = renderer(bare);
   const fields = new Set<TemplatePlaceholder>();
-  for (const piece of pieces) if ("field" in piece) fields.add(piece.field);
+  for (const piece of full) if ("field" in piece) fields.add(piece.field);
   return {
     fields,
-    render: (row) => (row.username === "" && row.password === "" ? bare(row) : full(row)),
+    full,
+    bare,
+    render: (row) => (row.username === "" && row.password === "" ? renderBare(row) : renderFull(row)),
   };
 }
 

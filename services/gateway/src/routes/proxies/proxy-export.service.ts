@@ -1,12 +1,9 @@
 import type { Writable } from "node:stream";
-import type pg from "pg";
+import pg from "pg";
 import { to as copyTo } from "pg-copy-streams";
-import { buildProxyWhere, inlineSqlCondition, type ProxyFilters, type SqlCondition } from "./proxy-filter.js";
-import { COPY_EXPORT_SELECT, CopyExportWriter } from "./proxy-export-copy.js";
-import type { ExportFormat, ExportRow, LineTemplate, TemplatePlaceholder } from "./proxy-export-format.js";
-
-/** Rows per FETCH (two in memory: the next is fetched while one is written): big enough to amortise the round trip, small enough to stay in the young generation. */
-const FETCH_ROWS = 5_000;
+import { buildProxyWhere, inlineSqlCondition, type ProxyFilters } from "./proxy-filter.js";
+import { COPY_EXPORT_SELECT, CopyExportWriter, CopyLineWriter, type CopyOutputWriter } from "./proxy-export-copy.js";
+import type { ExportFormat, LineTemplate, TemplatePiece, TemplatePlaceholder } from "./proxy-export-format.js";
 
 /**
  * `protocol` of a template: a single alive protocol comes from the bitmask;
@@ -25,74 +22,50 @@ const PROTOCOL_SQL = `CASE
   END`;
 
 /**
- * The template query's columns, always in RawRow order. A template reads
- * only what it shows (plus the credentials, which decide its
- * credential-free form); the rest are NULL, which costs neither the
- * database nor the parser. No placeholder shows the id, the protocol list
- * or the check time.
+ * `reputation_score` as JavaScript's String() writes the number the driver
+ * parses from PostgreSQL's text (the template's definition,
+ * proxy-export-format.ts). PostgreSQL writes a real's shortest digits, the
+ * same digits JavaScript writes for it, but in exponent form below 1e-4 and
+ * from 1e6 on, where JavaScript does so below 1e-6 and from 1e21 on, with a
+ * one-digit exponent where PostgreSQL writes two; -0 is "0". Numeric's text
+ * of the exponent form is the plain decimal.
  */
-function selectList(template: LineTemplate): string[] {
-  const column = (expression: string, used: boolean, type: string): string => (used ? expression : `NULL::${type}`);
-  const uses = (field: TemplatePlaceholder): boolean => template.fields.has(field);
-  return [
-    "NULL::int",
-    column("p.ip", uses("ip"), "text"),
-    column("p.port", uses("port"), "int"),
-    "p.username",
-    "p.password",
-    "NULL::smallint",
-    column("p.country", uses("country"), "text"),
-    column("p.estimated_type", uses("type"), "text"),
-    column("p.anonymity_level", uses("anonymity"), "text"),
-    column("p.response_time", uses("time"), "int"),
-    column("p.alive", uses("alive"), "boolean"),
-    "NULL::text",
-    column("p.reputation_label", uses("reputation") || uses("reputation_label"), "text"),
-    column("p.reputation_score", uses("reputation_score"), "real"),
-    column(PROTOCOL_SQL, uses("protocol"), "text"),
-  ];
-}
+const SCORE_SQL = `(SELECT CASE
+      WHEN p.reputation_score = 0 THEN '0'
+      WHEN position('e' IN t) = 0 THEN t
+      WHEN abs(t::numeric) >= 0.000001 AND abs(t::numeric) < 1e21 THEN t::numeric::text
+      ELSE replace(t, 'e-0', 'e-')
+    END FROM (SELECT p.reputation_score::text AS t) score)`;
 
-/** A row of the export query; columns a template does not use are null. */
-type RawRow = [
-  number | null,
-  string | null,
-  number | null,
-  string,
-  string,
-  number | null,
-  string | null,
-  string | null,
-  string | null,
-  number | null,
-  boolean | null,
-  string | null,
-  string | null,
-  number | null,
-  string | null,
-];
+/** Each placeholder's text, as ExportRow's field gives it (every column is NOT NULL but the scheme hint). */
+const PLACEHOLDER_SQL: Record<TemplatePlaceholder, string> = {
+  protocol: `(${PROTOCOL_SQL})`,
+  ip: "p.ip",
+  port: "p.port::text",
+  username: "p.username",
+  password: "p.password",
+  country: "p.country",
+  alive: "CASE WHEN p.alive THEN 'true' ELSE 'false' END",
+  type: "p.estimated_type",
+  time: "p.response_time::text",
+  anonymity: "p.anonymity_level",
+  reputation: "p.reputation_label",
+  reputation_label: "p.reputation_label",
+  reputation_score: SCORE_SQL,
+};
 
-/** Shared by every row (read-only): no placeholder shows the protocol list. */
-const NO_PROTOCOLS: string[] = [];
+const piecesSql = (pieces: readonly TemplatePiece[]): string =>
+  pieces.length === 0 ? "''::text" : pieces.map((piece) => ("field" in piece ? PLACEHOLDER_SQL[piece.field] : `${pg.escapeLiteral(piece.literal)}::text`)).join(" || ");
 
-function toExportRow(raw: RawRow): ExportRow {
-  return {
-    id: raw[0] ?? 0,
-    ip: raw[1] ?? "",
-    port: raw[2] ?? 0,
-    username: raw[3],
-    password: raw[4],
-    protocols: NO_PROTOCOLS,
-    country: raw[6] ?? "",
-    type: raw[7] ?? "",
-    anonymity: raw[8] ?? "",
-    responseTime: raw[9] ?? 0,
-    alive: raw[10] ?? false,
-    latestCheck: raw[11],
-    reputationLabel: raw[12] ?? "",
-    reputationScore: raw[13] ?? 0,
-    protocol: raw[14] ?? "http",
-  };
+/**
+ * A template's line as one SQL text expression (alias `p`): PostgreSQL
+ * writes the lines, and the export only undoes COPY's escapes. The same
+ * text as LineTemplate.render gives for the row.
+ */
+export function templateLineSql(template: LineTemplate): string {
+  const full = piecesSql(template.full);
+  const bare = piecesSql(template.bare);
+  return full === bare ? full : `CASE WHEN p.username = '' AND p.password = '' THEN ${bare} ELSE ${full} END`;
 }
 
 /** Resolves when the stream wants more, or when it closed (the client went away). */
@@ -115,12 +88,19 @@ export interface ExportTarget {
 }
 
 /**
- * Streams the user's matching proxies in id order: memory holds one batch
- * of rows, and writing waits for the socket (backpressure), so a
- * million-row export is as cheap in memory as ten. Returns the number of
- * rows written; stops early if the client goes away. csv and json read
- * the rows with COPY (proxy-export-copy.ts), line templates through a
- * server-side cursor.
+ * Streams the user's matching proxies in id order from one `COPY (SELECT
+ * ...) TO STDOUT` (a single statement, so one snapshot), read as the
+ * socket asks for it: pg-copy-streams pauses the connection while the
+ * response waits, so a million-row export is as cheap in memory as ten.
+ * csv and json turn each row's fields into the format
+ * (proxy-export-copy.ts); a line template's lines are written by
+ * PostgreSQL (templateLineSql). Returns the number of rows written; stops
+ * early if the client goes away.
+ *
+ * COPY takes no parameters, so the filter's values are written in as
+ * literals (inlineSqlCondition). A client that goes away mid-export leaves
+ * the connection inside the COPY: it is closed, not returned to the pool,
+ * which ends the backend's statement.
  */
 export async function streamExport(
   pool: Pick<pg.Pool, "connect">,
@@ -129,69 +109,11 @@ export async function streamExport(
   format: ExportFormat,
   target: ExportTarget,
 ): Promise<number> {
-  const where = buildProxyWhere(userId, filters);
-  return format.kind === "template" ? streamTemplateExport(pool, where, format.template, target) : streamCopyExport(pool, where, format.kind, target);
-}
-
-const gone = (out: Writable): boolean => out.destroyed || out.writableEnded;
-
-/**
- * Resolves once the chunk is taken (at once, or when the stream drains or
- * closes). A stream already gone takes nothing: written to, it would never
- * drain, and its close event has passed.
- */
-async function send(out: Writable, chunk: string | Buffer): Promise<void> {
-  if (chunk.length === 0 || gone(out)) return;
-  if (!out.write(chunk)) await drained(out);
-}
-
-/** Line templates: a cursor, FETCH_ROWS a batch; the next FETCH is on its way while a batch is formatted and written. */
-async function streamTemplateExport(pool: Pick<pg.Pool, "connect">, where: SqlCondition, template: LineTemplate, target: ExportTarget): Promise<number> {
-  const sql = `SELECT ${selectList(template).join(", ")} FROM proxies p WHERE ${where.text} ORDER BY p.id`;
+  const where = inlineSqlCondition(buildProxyWhere(userId, filters));
+  const [select, writer]: [string, CopyOutputWriter] =
+    format.kind === "template" ? [templateLineSql(format.template), new CopyLineWriter()] : [COPY_EXPORT_SELECT, new CopyExportWriter(format.kind)];
+  const sql = `COPY (SELECT ${select} FROM proxies p WHERE ${where} ORDER BY p.id) TO STDOUT`;
   const out = target.stream;
-  const client = await pool.connect();
-  let written = 0;
-  let broken = false;
-  try {
-    await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-    await client.query(`DECLARE proxy_export NO SCROLL CURSOR FOR ${sql}`, where.params);
-    target.begin();
-    const fetch = (): Promise<pg.QueryResult<RawRow>> => client.query<RawRow>({ text: `FETCH ${FETCH_ROWS} FROM proxy_export`, rowMode: "array" });
-    let next = fetch();
-    for (;;) {
-      const { rows } = await next;
-      if (rows.length === 0 || gone(out)) break;
-      next = fetch();
-      next.catch(() => undefined);
-      let chunk = "";
-      for (const raw of rows) chunk += `${template.render(toExportRow(raw))}\n`;
-      written += rows.length;
-      await send(out, chunk);
-    }
-    await client.query("COMMIT");
-  } catch (error) {
-    broken = true;
-    await client.query("ROLLBACK").catch(() => undefined);
-    throw error;
-  } finally {
-    client.release(broken);
-  }
-  return written;
-}
-
-/**
- * csv and json: one `COPY (SELECT ...) TO STDOUT` (a single statement, so
- * one snapshot), read as the socket asks for it: pg-copy-streams pauses
- * the connection while the response waits. COPY takes no parameters, so
- * the filter's values are written in as literals (inlineSqlCondition).
- * A client that goes away mid-export leaves the connection inside the
- * COPY: it is closed, not returned to the pool, which ends the backend's
- * statement.
- */
-async function streamCopyExport(pool: Pick<pg.Pool, "connect">, where: SqlCondition, kind: "csv" | "json", target: ExportTarget): Promise<number> {
-  const sql = `COPY (SELECT ${COPY_EXPORT_SELECT} FROM proxies p WHERE ${inlineSqlCondition(where)} ORDER BY p.id) TO STDOUT`;
-  const out = target.stream;
-  const writer = new CopyExportWriter(kind);
   const client = await pool.connect();
   let complete = false;
   try {
@@ -216,4 +138,16 @@ async function streamCopyExport(pool: Pick<pg.Pool, "connect">, where: SqlCondit
   } finally {
     client.release(!complete);
   }
+}
+
+const gone = (out: Writable): boolean => out.destroyed || out.writableEnded;
+
+/**
+ * Resolves once the chunk is taken (at once, or when the stream drains or
+ * closes). A stream already gone takes nothing: written to, it would never
+ * drain, and its close event has passed.
+ */
+async function send(out: Writable, chunk: string | Buffer): Promise<void> {
+  if (chunk.length === 0 || gone(out)) return;
+  if (!out.write(chunk)) await drained(out);
 }
