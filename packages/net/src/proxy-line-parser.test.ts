@@ -1,4 +1,4 @@
-import { classifyLine, LineSplitter, parseIpv4, parseProxyLine, type LineVerdict, type SplitLine } from "./index.js";
+import { classifyLine, LineSplitter, parseIpv4, parseProxyLine, scanCommonLine, type CommonLine, type LineVerdict, type SplitLine } from "./index.js";
 
 const proxy = (ip: string, port: number, username = "", password = "", scheme: string | null = null): LineVerdict => ({
   kind: "proxy",
@@ -128,6 +128,94 @@ describe("parseProxyLine", () => {
       else tally[verdict.kind]++;
     }
     expect(Object.values(tally).reduce((a, b) => a + b, 0)).toBe(corpus.length);
+  });
+});
+
+describe("scanCommonLine (the upload's one-pass reader of the common forms)", () => {
+  /** What scanCommonLine finds, as a verdict (null: not a common form). */
+  const scan = (line: string): LineVerdict | null => {
+    const out: CommonLine = { ipNumber: -1, port: -1, username: "?", password: "?", scheme: null };
+    if (!scanCommonLine(line, out)) return null;
+    const { ipNumber, port, username, password, scheme } = out;
+    return { kind: "proxy", proxy: { ip: `${ipNumber >>> 24}.${(ipNumber >>> 16) & 255}.${(ipNumber >>> 8) & 255}.${ipNumber & 255}`, ipNumber, port, username, password, scheme } };
+  };
+
+  it("reads the common forms as the general parser does", () => {
+    const common = [
+      "1.2.3.4:8080",
+      "1.2.3.4:8080\r",
+      "001.002.003.004:00080",
+      "255.255.255.254:65535",
+      "0.0.0.1:1",
+      "1.2.3.4:8080:alice:s3cret",
+      "1.2.3.4:8080:Al.i_c-e:S3.c_r-t",
+      "alice:s3cret@1.2.3.4:8080",
+      "1.2.3.4:s3cret@5.6.7.8:90",
+      "http://1.2.3.4:80",
+      "https://1.2.3.4:443\r",
+      "socks4://1.2.3.4:1080",
+      "socks5://u:p@1.2.3.4:1080",
+      "httpuser:https@1.2.3.4:3128",
+      `1.2.3.4:80:${"u".repeat(255)}:${"p".repeat(255)}`,
+    ];
+    for (const line of common) expect([line, scan(line)]).toEqual([line, parseProxyLine(line)]);
+  });
+
+  it("leaves every other line to the general parser", () => {
+    const others = [
+      "",
+      "  1.2.3.4:8080",
+      "1.2.3.4:8080 # note",
+      "\uFEFF1.2.3.4:8080",
+      "1.2.3.4 8080",
+      "HTTP://1.2.3.4:80",
+      "socks5h://1.2.3.4:1080",
+      "http://1.2.3.4:80/",
+      "http://1.2.3.4:80:u:p",
+      "1.2.3.4:8080@alice:s3cret",
+      "1.2.3.4:8080:alice:pa:ss",
+      "1.2.3.4:8080:alice:",
+      "1.2.3.4:8080:bob@mail.example:pw",
+      ":s3cret@1.2.3.4:8080",
+      "alice:@1.2.3.4:8080",
+      "1.2.3.4:0",
+      "1.2.3.4:65536",
+      "1.2.3.4:123456",
+      "256.1.1.1:80",
+      "1.2.3:80",
+      "1.2.3.4.5:80",
+      "1234.1.1.1:80",
+      "[::1]:80",
+      "proxy.example:80",
+      `1.2.3.4:80:${"u".repeat(256)}:p`,
+      "1.2.3.4:80\r\r",
+    ];
+    for (const line of others) expect([line, scan(line)]).toEqual([line, null]);
+  });
+
+  it("agrees with the general parser on every line it reads, over random lines of proxy-like pieces", () => {
+    const pieces = ["1", "2", "25", "255", "256", "0", "00", "7", "65535", "65536", "99999", ".", ".", ".", ":", ":", "@", "u", "Ab", "-", "_", "#", " ", "\t", "\r", "/", "[", "]", "http://", "https://", "socks4://", "socks5://", "Http://", "\u00e9", "\uFEFF", "1.2.3.4", "10.0.0.1:", ":80", "x@"];
+    let seed = 12_345;
+    const next = (n: number): number => {
+      seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0;
+      return (seed >>> 8) % n;
+    };
+    let read = 0;
+    const disagreements: [string, LineVerdict, LineVerdict][] = [];
+    for (let k = 0; k < 100_000; k++) {
+      let line = "";
+      const count = 1 + next(12);
+      for (let j = 0; j < count; j++) line += pieces[next(pieces.length)];
+      // Every fourth line starts from a common form, so many are read at all.
+      if (k % 4 === 0) line = ["1.2.3.4:80", "u:p@1.2.3.4:80", "1.2.3.4:80:u:p", "http://1.2.3.4:80"][next(4)] + line.slice(0, next(3));
+      const found = scan(line);
+      if (found === null) continue;
+      read++;
+      const general = parseProxyLine(line);
+      if (JSON.stringify(found) !== JSON.stringify(general)) disagreements.push([line, found, general]);
+    }
+    expect(disagreements.slice(0, 5)).toEqual([]);
+    expect(read).toBeGreaterThan(10_000);
   });
 });
 

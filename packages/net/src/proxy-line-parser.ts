@@ -190,6 +190,126 @@ function hostAndPort(host: string, portText: string, username: string, password:
   return { kind: "proxy", proxy: { ip: formatIpv4(ipNumber), ipNumber, port, username, password, scheme } };
 }
 
+/** A proxy found by scanCommonLine: the fields an upload keeps (the address as its number). */
+export interface CommonLine {
+  ipNumber: number;
+  port: number;
+  username: string;
+  password: string;
+  scheme: ProxyScheme | null;
+}
+
+const COLON = 58;
+const AT = 64;
+const DOT = 46;
+const CR = 13;
+
+/** Letters, digits, `.`, `_` and `-`: credentials the common forms take as they are. */
+function plainCredentialChar(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === DOT || c === 95 || c === 45;
+}
+
+/** `ip:port` from `from`: the index after the port, or -1 (the values in `scanned`). */
+const scanned = { ip: 0, port: 0 };
+function scanIpPort(text: string, from: number, to: number): number {
+  let i = from;
+  let ip = 0;
+  for (let octet = 0; octet < 4; octet++) {
+    let value = 0;
+    const start = i;
+    for (; i < to && i - start < 3; i++) {
+      const c = text.charCodeAt(i);
+      if (c < 48 || c > 57) break;
+      value = value * 10 + (c - 48);
+    }
+    if (i === start || value > 255) return -1;
+    ip = ip * 256 + value;
+    if (text.charCodeAt(i++) !== (octet < 3 ? DOT : COLON)) return -1;
+  }
+  let port = 0;
+  const start = i;
+  for (; i < to && i - start < 5; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 48 || c > 57) break;
+    port = port * 10 + (c - 48);
+  }
+  if (i === start || port < 1 || port > 65535) return -1;
+  scanned.ip = ip;
+  scanned.port = port;
+  return i;
+}
+
+/** The end of a run of plain credential characters from `from` (at most MAX_CREDENTIAL_LENGTH), or -1 when it is empty or longer. */
+function scanCredential(text: string, from: number, to: number): number {
+  let i = from;
+  while (i < to && plainCredentialChar(text.charCodeAt(i))) i++;
+  return i === from || i - from > MAX_CREDENTIAL_LENGTH ? -1 : i;
+}
+
+/**
+ * The forms nearly every uploaded line takes, read in one pass without the
+ * general parser's splits, regular expressions and objects (an upload's
+ * hot loop): `ip:port`, `ip:port:user:pass`, `user:pass@ip:port`, each
+ * optionally after a lowercase `http://`, `https://`, `socks4://` or
+ * `socks5://` (not `ip:port:user:pass`), with an optional final `\r`.
+ * Credentials are plain (letters, digits, `.`, `_`, `-`); the address is a
+ * dotted quad, the port 1-65535. True fills `out` with what
+ * classifyLine's proxy holds for the line; false means "not one of these"
+ * (any other form, and every invalid or empty line), which classifyLine
+ * decides.
+ */
+export function scanCommonLine(text: string, out: CommonLine): boolean {
+  let to = text.length;
+  if (to > 0 && text.charCodeAt(to - 1) === CR) to--;
+  if (to < 9) return false;
+  let i = 0;
+  let scheme: ProxyScheme | null = null;
+  const first = text.charCodeAt(0);
+  if (first === 104 || first === 115) {
+    // h, s: perhaps a scheme (else a user name)
+    for (const candidate of PROXY_SCHEMES) {
+      if (text.startsWith(candidate, 0) && text.startsWith("://", candidate.length)) {
+        scheme = candidate;
+        i = candidate.length + 3;
+        break;
+      }
+    }
+  }
+  let end = scanIpPort(text, i, to);
+  if (end !== -1) {
+    out.ipNumber = scanned.ip;
+    out.port = scanned.port;
+    out.scheme = scheme;
+    if (end === to) {
+      out.username = "";
+      out.password = "";
+      return true;
+    }
+    // ip:port:user:pass
+    if (scheme !== null || text.charCodeAt(end) !== COLON) return false;
+    const userEnd = scanCredential(text, end + 1, to);
+    if (userEnd === -1 || text.charCodeAt(userEnd) !== COLON) return false;
+    const passwordEnd = scanCredential(text, userEnd + 1, to);
+    if (passwordEnd !== to) return false;
+    out.username = text.slice(end + 1, userEnd);
+    out.password = text.slice(userEnd + 1, to);
+    return true;
+  }
+  // user:pass@ip:port
+  const userEnd = scanCredential(text, i, to);
+  if (userEnd === -1 || text.charCodeAt(userEnd) !== COLON) return false;
+  const passwordEnd = scanCredential(text, userEnd + 1, to);
+  if (passwordEnd === -1 || text.charCodeAt(passwordEnd) !== AT) return false;
+  end = scanIpPort(text, passwordEnd + 1, to);
+  if (end !== to) return false;
+  out.ipNumber = scanned.ip;
+  out.port = scanned.port;
+  out.scheme = scheme;
+  out.username = text.slice(i, userEnd);
+  out.password = text.slice(userEnd + 1, passwordEnd);
+  return true;
+}
+
 /**
  * The verdict for a line from the splitter: an overlong line is a comment or
  * blank (not counted) or else an invalid format, whatever its beginning says.
