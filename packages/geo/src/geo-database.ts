@@ -65,24 +65,21 @@ export async function openGeoDatabase(options: GeoDatabaseOptions = {}): Promise
 
 export function createGeoDatabase(country: CountryTable, asn: AsnTable, sources: { country: string; asn: string }): GeoDatabase {
   const typeOfEntry = asn.entries.map((entry) => estimateType(entry));
-  const lookupCountry = (ip: string | number): string => {
-    const address = toNumber(ip);
-    if (address < 0) return "N/A";
-    const index = country.table.lookup(address);
+  // By address number (toNumber's, -1 for none): an upload looks up every new proxy, reading its address once.
+  const countryOf = (address: number): string => {
+    const index = address < 0 ? -1 : country.table.lookup(address);
     return index < 0 ? "N/A" : (country.codes[index] ?? "N/A");
   };
-  const asnIndex = (ip: string | number): number => {
-    const address = toNumber(ip);
-    return address < 0 ? -1 : asn.table.lookup(address);
-  };
+  const asnIndexOf = (address: number): number => (address < 0 ? -1 : asn.table.lookup(address));
   return {
     sources,
-    lookupCountry,
-    lookupAsn: (ip) => asn.entries[asnIndex(ip)] ?? null,
+    lookupCountry: (ip) => countryOf(toNumber(ip)),
+    lookupAsn: (ip) => asn.entries[asnIndexOf(toNumber(ip))] ?? null,
     lookup(ip) {
-      const index = asnIndex(ip);
+      const address = toNumber(ip);
+      const index = asnIndexOf(address);
       return {
-        country: lookupCountry(ip),
+        country: countryOf(address),
         asn: asn.entries[index] ?? null,
         estimatedType: typeOfEntry[index] ?? "unknown",
       };

@@ -128,8 +128,8 @@ export function proxiesRouter(deps: GatewayDeps, { auth }: Guards): Router {
       const current = upload.session;
       if (current === null || upload.inputs === 0) throw badRequest("No proxies submitted: send file, proxyTextarea or clipboardProxies");
       const outcome = await current.commit();
-      await enqueueFirstChecks(deps.queues, log, userId, outcome.newProxyIds);
-      await compactCountersAfterUpload(db.pool, log, userId);
+      // Redis and PostgreSQL at once: neither fails the request (each logs its failure).
+      await Promise.all([enqueueFirstChecks(deps.queues, log, userId, outcome.newProxyIds), compactCountersAfterUpload(db.pool, log, userId)]);
       log.info("proxies uploaded", { userId, ...outcome.details, proxyCount: outcome.proxyCount, created: outcome.newProxyIds.length });
       res.json({ proxyCount: outcome.proxyCount, details: outcome.details });
     } catch (error) {

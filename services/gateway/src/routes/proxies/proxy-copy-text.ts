@@ -65,13 +65,13 @@ export class ProxyCopyText {
     let at = this.used + ID_WIDTH;
     at += this.userIdField.copy(buf, at);
     const ip = row.ip;
-    at = writeUint(buf, at, (ip >>> 24) & 255);
+    at = writeOctet(buf, at, (ip >>> 24) & 255);
     buf[at++] = DOT;
-    at = writeUint(buf, at, (ip >>> 16) & 255);
+    at = writeOctet(buf, at, (ip >>> 16) & 255);
     buf[at++] = DOT;
-    at = writeUint(buf, at, (ip >>> 8) & 255);
+    at = writeOctet(buf, at, (ip >>> 8) & 255);
     buf[at++] = DOT;
-    at = writeUint(buf, at, ip & 255);
+    at = writeOctet(buf, at, ip & 255);
     buf[at++] = TAB;
     at = writeUint(buf, at, row.port);
     buf[at++] = TAB;
@@ -146,6 +146,23 @@ export class ProxyCopyText {
     this.buffer.copy(grown, 0, 0, this.used);
     this.buffer = grown;
   }
+}
+
+/** The digits of 0-255, four bytes each: how many, then the digits. */
+const OCTETS = new Uint8Array(256 * 4);
+for (let n = 0; n < 256; n++) {
+  const text = String(n);
+  OCTETS[n * 4] = text.length;
+  for (let i = 0; i < text.length; i++) OCTETS[n * 4 + 1 + i] = text.charCodeAt(i);
+}
+
+/** Writes an address byte's digits at `at` from the table (writeUint's divisions cost a tenth of the upload's parsing); returns the offset after them. */
+function writeOctet(buf: Buffer, at: number, value: number): number {
+  const base = value * 4;
+  const count = OCTETS[base] ?? 0;
+  let to = at;
+  for (let i = 1; i <= count; i++) buf[to++] = OCTETS[base + i] ?? ZERO;
+  return to;
 }
 
 /** Writes a non-negative integer's decimal digits at `at`; returns the offset after them. */
