@@ -209,33 +209,36 @@ function plainCredentialChar(c: number): boolean {
   return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === DOT || c === 95 || c === 45;
 }
 
+/** What the scans below found: the address, the port, and the last run of digits. */
+const scanned = { ip: 0, port: 0, digits: 0 };
+
+/** The end of a run of 1 to `most` digits from `from` (its value in `scanned.digits`), or -1 when there is none. */
+function scanDigits(text: string, from: number, to: number, most: number): number {
+  let value = 0;
+  let i = from;
+  for (; i < to && i - from < most; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 48 || c > 57) break;
+    value = value * 10 + (c - 48);
+  }
+  scanned.digits = value;
+  return i === from ? -1 : i;
+}
+
 /** `ip:port` from `from`: the index after the port, or -1 (the values in `scanned`). */
-const scanned = { ip: 0, port: 0 };
 function scanIpPort(text: string, from: number, to: number): number {
   let i = from;
   let ip = 0;
   for (let octet = 0; octet < 4; octet++) {
-    let value = 0;
-    const start = i;
-    for (; i < to && i - start < 3; i++) {
-      const c = text.charCodeAt(i);
-      if (c < 48 || c > 57) break;
-      value = value * 10 + (c - 48);
-    }
-    if (i === start || value > 255) return -1;
-    ip = ip * 256 + value;
+    i = scanDigits(text, i, to, 3);
+    if (i === -1 || scanned.digits > 255) return -1;
+    ip = ip * 256 + scanned.digits;
     if (text.charCodeAt(i++) !== (octet < 3 ? DOT : COLON)) return -1;
   }
-  let port = 0;
-  const start = i;
-  for (; i < to && i - start < 5; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 48 || c > 57) break;
-    port = port * 10 + (c - 48);
-  }
-  if (i === start || port < 1 || port > 65535) return -1;
+  i = scanDigits(text, i, to, 5);
+  if (i === -1 || scanned.digits < 1 || scanned.digits > 65535) return -1;
   scanned.ip = ip;
-  scanned.port = port;
+  scanned.port = scanned.digits;
   return i;
 }
 

@@ -1,4 +1,4 @@
-import { CopyExportError, CopyExportWriter, CopyLineWriter, decodeCopyText } from "./proxy-export-copy.js";
+import { CopyExportError, CopyExportWriter, CopyLineWriter, decodeCopyText, type CopyOutputWriter } from "./proxy-export-copy.js";
 import { csvLine, EXPORT_COLUMNS, jsonObject, type ExportRow } from "./proxy-export-format.js";
 import { protocolsOfMask } from "./proxy.schema.js";
 
@@ -51,9 +51,8 @@ const expected = (format: "csv" | "json", rows: readonly Columns[]): string => {
   return `[${rows.map((r, i) => `${i === 0 ? "\n" : ",\n"}${jsonObject(exportRow(r))}`).join("")}\n]\n`;
 };
 
-/** The writer's whole output for the COPY bytes, pushed in the chunks `cuts` makes. */
-function run(format: "csv" | "json", bytes: Buffer, cuts: readonly number[]): string {
-  const writer = new CopyExportWriter(format);
+/** A writer's whole output for the COPY bytes, pushed in the chunks `cuts` makes. */
+function written(writer: CopyOutputWriter, bytes: Buffer, cuts: readonly number[]): string {
   const out = [writer.begin()];
   let from = 0;
   for (const cut of [...cuts, bytes.length]) {
@@ -63,6 +62,7 @@ function run(format: "csv" | "json", bytes: Buffer, cuts: readonly number[]): st
   out.push(writer.end());
   return Buffer.concat(out).toString("utf8");
 }
+const run = (format: "csv" | "json", bytes: Buffer, cuts: readonly number[]): string => written(new CopyExportWriter(format), bytes, cuts);
 
 const plain: Columns = {
   id: "7",
@@ -160,16 +160,9 @@ describe("decodeCopyText", () => {
 describe("CopyLineWriter (line templates: each COPY row is the whole line)", () => {
   /** The writer's output for the lines' COPY text, cut at `cuts`, and the rows it counted. */
   const lines = (values: readonly string[], cuts: readonly number[]): { text: string; rows: number } => {
-    const bytes = Buffer.from(values.map((v) => `${copyField(v)}\n`).join(""), "utf8");
     const writer = new CopyLineWriter();
-    const out = [writer.begin()];
-    let from = 0;
-    for (const cut of [...cuts, bytes.length]) {
-      out.push(writer.push(bytes.subarray(from, cut)));
-      from = cut;
-    }
-    out.push(writer.end());
-    return { text: Buffer.concat(out).toString("utf8"), rows: writer.rows };
+    const text = written(writer, Buffer.from(values.map((v) => `${copyField(v)}\n`).join(""), "utf8"), cuts);
+    return { text, rows: writer.rows };
   };
   const values = ["1.2.3.4:80", 'a\\b\tc\nd\re\bf\fg\vh\u00e9\ud83d\ude00 "q"', "\\", "", "end\\"];
   const want = values.map((v) => `${v}\n`).join("");

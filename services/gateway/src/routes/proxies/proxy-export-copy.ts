@@ -107,6 +107,11 @@ const CSV_HEADER = ascii(`${EXPORT_COLUMNS.join(",")}\n`);
 
 const isNull = (row: Uint8Array, from: number, to: number): boolean => to - from === 2 && row[from] === BACKSLASH && row[from + 1] === 78; // \N
 
+/** The byte each COPY text escape `\c` stands for: `\b \f \n \r \t \v` the control characters, any other byte (`\\`) itself. */
+const UNESCAPED = Uint8Array.from({ length: 256 }, (_, c) => c);
+for (const [letter, byte] of [["b", 8], ["f", 12], ["n", 10], ["r", 13], ["t", 9], ["v", 11]] as const) UNESCAPED[letter.charCodeAt(0)] = byte;
+const unescaped = (c: number): number => UNESCAPED[c] ?? c;
+
 /** The value of a field that holds a backslash escape or non-ASCII bytes. */
 export function decodeCopyText(row: Buffer, from: number, to: number): string {
   let slash = from;
@@ -276,26 +281,6 @@ export class CopyLineWriter implements CopyOutputWriter {
   end(): Buffer {
     if (this.escapePending) throw new CopyExportError("COPY output ended inside an escape");
     return NOTHING;
-  }
-}
-
-/** The byte a COPY text escape `\c` stands for. */
-function unescaped(c: number): number {
-  switch (c) {
-    case 98: // \b
-      return 8;
-    case 102: // \f
-      return 12;
-    case 110: // \n
-      return 10;
-    case 114: // \r
-      return 13;
-    case 116: // \t
-      return 9;
-    case 118: // \v
-      return 11;
-    default: // \\ (and any other escaped byte) stands for itself
-      return c;
   }
 }
 
