@@ -241,11 +241,14 @@ async function main(config: BenchConfig): Promise<number> {
     out(`Upload of ${config.uploadLines.toLocaleString("en")} lines (${(uploadBytes / 2 ** 20).toFixed(2)} MiB), end to end:`);
     await settle();
     partStarted = cpuTimes();
-    const apiUp = await apiUpload(client, uploadUser.token, lines);
+    const apiUpCpu = new SideCpu();
+    const { result: apiUp, window: upWindow } = await apiUpCpu.during(() => gateway.observe(() => apiUpload(client, uploadUser.token, lines)));
     await settle();
-    const sqlUp = await sqlUpload(sql, referenceUser.userId, lines);
+    const sqlUpCpu = new SideCpu();
+    const sqlUp = await sqlUpCpu.during(() => sqlUpload(sql, referenceUser.userId, lines));
     partDone("upload");
     reportBulk("upload", "lines", apiUp, sqlUp, TARGETS.uploadLinesPerSec, verdicts);
+    bulkCpu(apiUpCpu, upWindow, sqlUpCpu);
     if (apiUp.available && apiUp.details) {
       out(`  API details: ${JSON.stringify(apiUp.details)}`);
       if (apiUp.rows !== config.uploadLines) problems.push(`upload: parsedCount ${apiUp.rows} != ${config.uploadLines} lines`);
@@ -270,10 +273,13 @@ async function main(config: BenchConfig): Promise<number> {
       out(`Export of ${config.proxies.toLocaleString("en")} rows (${format}), streamed:`);
       await settle();
       partStarted = cpuTimes();
-      const sqlOut = await sqlExport(sql, listUser.userId, format);
-      const apiOut = await apiExport(freshClient, freshToken, format);
+      const sqlOutCpu = new SideCpu();
+      const sqlOut = await sqlOutCpu.during(() => sqlExport(sql, listUser.userId, format));
+      const apiOutCpu = new SideCpu();
+      const { result: apiOut, window: outWindow } = await apiOutCpu.during(() => fresh.observe(() => apiExport(freshClient, freshToken, format)));
       partDone(`export ${format}`);
       reportBulk(`export ${format}`, "rows", apiOut, sqlOut, TARGETS.exportRowsPerSec, verdicts);
+      bulkCpu(apiOutCpu, outWindow, sqlOutCpu);
       if (apiOut.available && apiOut.rows !== config.proxies) problems.push(`export ${format}: ${apiOut.rows} rows != ${config.proxies}`);
       if (sqlOut.rows !== config.proxies) problems.push(`export ${format}: SQL side read ${sqlOut.rows} rows != ${config.proxies}`);
     }
@@ -408,18 +414,31 @@ class SideCpu {
     return result;
   }
 
-  /** "gateway G + PostgreSQL P + load generator L = T" per request (the gateway part only when given). */
+  /** "gateway G + PostgreSQL P + load generator L = T" per request, in µs (the gateway part only when given). */
   perRequest(requests: number, gatewayUs?: number): string {
-    const us = (totalMs: number): number => (totalMs * 1000) / Math.max(requests, 1);
+    return this.split((totalMs) => (totalMs * 1000) / Math.max(requests, 1), gatewayUs);
+  }
+
+  /** The same for the whole work, in ms. */
+  total(gatewayMs?: number): string {
+    return this.split((totalMs) => totalMs, gatewayMs);
+  }
+
+  private split(scale: (totalMs: number) => number, gateway?: number): string {
     const parts: [string, number | null][] = [
-      ...(gatewayUs === undefined ? [] : [["gateway", gatewayUs] as [string, number]]),
-      ["PostgreSQL", this.postgresMs === null ? null : us(this.postgresMs)],
-      ["load generator", us(this.clientMs)],
+      ...(gateway === undefined ? [] : [["gateway", gateway] as [string, number]]),
+      ["PostgreSQL", this.postgresMs === null ? null : scale(this.postgresMs)],
+      ["load generator", scale(this.clientMs)],
     ];
     const known = parts.map(([, v]) => v).filter((v): v is number => v !== null);
     const text = parts.map(([name, v]) => `${name} ${v === null ? "n/a" : Math.round(v)}`).join(" + ");
     return `${text} = ${Math.round(known.reduce((a, b) => a + b, 0))}`;
   }
+}
+
+/** Where a bulk part's CPU went on each side, in ms (both cores give 2,000 ms a second). */
+function bulkCpu(api: SideCpu, window: GatewayWindow, raw: SideCpu): void {
+  out(`  CPU, ms: API ${api.total(window.cpuMs)}; SQL ${raw.total()}`);
 }
 
 function reportBulk(name: string, unit: string, api: BulkResult & { note?: string }, raw: BulkResult, target: number, verdicts: Verdict[]): void {
