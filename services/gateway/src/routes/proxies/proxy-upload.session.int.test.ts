@@ -60,6 +60,17 @@ describe("ProxyUploadSession across batches", () => {
     expect((await stored(userId)).map((r) => r.proxy)).toEqual(["9.9.2.1:80", "9.9.2.2:80"]);
   });
 
+  it("reports the new ids of every batch, also when a whole batch was refused as blacklisted", async () => {
+    const userId = await newUser();
+    await h.db.pool.query("INSERT INTO blacklist_ranges (cidr, source) VALUES ('8.8.2.0/24', 'test')");
+    // Batches of two distinct proxies: the second is blacklisted whole and stores nothing.
+    const outcome = await run(userId, ["9.9.4.1:80", "9.9.4.2:80", "8.8.2.3:80", "8.8.2.4:80", "9.9.4.3:80"]);
+    expect(outcome.details).toMatchObject({ parsedCount: 5, blacklistedCount: 2 });
+    const rows = await stored(userId);
+    expect(rows.map((r) => r.proxy)).toEqual(["9.9.4.1:80", "9.9.4.2:80", "9.9.4.3:80"]);
+    expect(outcome.newProxyIds).toEqual(rows.map((r) => r.id));
+  });
+
   it("skips proxies the user already has and still counts them in proxyCount", async () => {
     const userId = await newUser();
     await run(userId, ["8.8.3.1:80", "8.8.3.2:80", "8.8.3.3:80"]);
