@@ -41,8 +41,12 @@ describe("compileTemplate", () => {
     expect(compileTemplate("ip port username password").render(bare)).toBe("1.2.3.4 8080  ");
   });
 
-  it("knows which fields it reads", () => {
-    expect([...compileTemplate("protocol://ip:port #country").fields].sort()).toEqual(["country", "ip", "port", "protocol"]);
+  it("splits into literals and whole-word placeholders, with the credential-free form beside (the export's SQL is built from both)", () => {
+    const template = compileTemplate("protocol://username:password@ip:port #zip");
+    const address = [{ field: "ip" }, { literal: ":" }, { field: "port" }, { literal: " #" }, { literal: "zip" }];
+    const credentials = [{ field: "username" }, { literal: ":" }, { field: "password" }, { literal: "@" }];
+    expect(template.full).toEqual([{ field: "protocol" }, { literal: "://" }, ...credentials, ...address]);
+    expect(template.bare).toEqual([{ field: "protocol" }, { literal: "://" }, ...address]);
   });
 });
 

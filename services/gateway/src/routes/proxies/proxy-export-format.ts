@@ -118,8 +118,6 @@ function renderer(pieces: readonly TemplatePiece[]): (row: ExportRow) => string 
 }
 
 export interface LineTemplate {
-  /** Placeholders the template uses. */
-  fields: ReadonlySet<TemplatePlaceholder>;
   /** The line for proxies with credentials, and for those without (empty user name and password). */
   full: readonly TemplatePiece[];
   bare: readonly TemplatePiece[];
@@ -136,10 +134,7 @@ export function compileTemplate(template: string): LineTemplate {
   const bare = withoutCredentials(full);
   const renderFull = renderer(full);
   const renderBare = renderer(bare);
-  const fields = new Set<TemplatePlaceholder>();
-  for (const piece of full) if ("field" in piece) fields.add(piece.field);
   return {
-    fields,
     full,
     bare,
     render: (row) => (row.username === "" && row.password === "" ? renderBare(row) : renderFull(row)),
