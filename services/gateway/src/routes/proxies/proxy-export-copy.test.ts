@@ -1,4 +1,6 @@
-import { CopyExportError, CopyExportWriter, CopyLineWriter, decodeCopyText, type CopyOutputWriter } from "./proxy-export-copy.js";
+import { copyOutStream, written } from "../../test-support/copy-frames.js";
+import { ByteWriter } from "./byte-writer.js";
+import { CopyExportError, CopyExportWriter, CopyLineWriter, decodeCopyText } from "./proxy-export-copy.js";
 import { csvLine, EXPORT_COLUMNS, jsonObject, type ExportRow } from "./proxy-export-format.js";
 import { protocolsOfMask } from "./proxy.schema.js";
 
@@ -51,18 +53,7 @@ const expected = (format: "csv" | "json", rows: readonly Columns[]): string => {
   return `[${rows.map((r, i) => `${i === 0 ? "\n" : ",\n"}${jsonObject(exportRow(r))}`).join("")}\n]\n`;
 };
 
-/** A writer's whole output for the COPY bytes, pushed in the chunks `cuts` makes. */
-function written(writer: CopyOutputWriter, bytes: Buffer, cuts: readonly number[]): string {
-  const out = [writer.begin()];
-  let from = 0;
-  for (const cut of [...cuts, bytes.length]) {
-    out.push(writer.push(bytes.subarray(from, cut)));
-    from = cut;
-  }
-  out.push(writer.end());
-  return Buffer.concat(out).toString("utf8");
-}
-const run = (format: "csv" | "json", bytes: Buffer, cuts: readonly number[]): string => written(new CopyExportWriter(format), bytes, cuts);
+const run = (format: "csv" | "json", bytes: Buffer, cuts: readonly number[]): string => written(new CopyExportWriter(format), bytes, cuts).text;
 
 const plain: Columns = {
   id: "7",
@@ -107,17 +98,18 @@ describe("CopyExportWriter (csv and json from COPY text)", () => {
       expect(run(format, bytes, [])).toBe(expected(format, rows));
     });
 
-    it(`${format}: gives the same bytes however the COPY output is cut into chunks`, () => {
+    it(`${format}: gives the same bytes however the COPY's messages are cut into reads`, () => {
       const rows = [plain, tricky[0] ?? plain, neverChecked];
       const bytes = Buffer.from(rows.map(copyLine).join(""), "utf8");
       const want = expected(format, rows);
-      for (let cut = 0; cut <= bytes.length; cut++) expect([cut, run(format, bytes, [cut])]).toEqual([cut, want]);
-      expect(run(format, bytes, Array.from({ length: bytes.length }, (_, i) => i))).toBe(want);
+      const length = copyOutStream(bytes).length;
+      for (let cut = 0; cut <= length; cut++) expect([cut, run(format, bytes, [cut])]).toEqual([cut, want]);
+      expect(run(format, bytes, Array.from({ length }, (_, i) => i))).toBe(want);
     });
 
     it(`${format}: grows its buffer for a field that expands many times over, mid-row`, () => {
       // A control character is one byte in COPY text and six in JSON (\u0001): the buffer sized
-      // for the chunk runs out inside the field, and the rest of the row must land after it.
+      // for the read runs out inside the field, and the rest of the row must land after it.
       const rows = [{ ...plain, username: "\u0001".repeat(20_000), password: "after" }, plain];
       const bytes = Buffer.from(rows.map(copyLine).join(""), "utf8");
       expect(run(format, bytes, [])).toBe(expected(format, rows));
@@ -129,20 +121,21 @@ describe("CopyExportWriter (csv and json from COPY text)", () => {
 
     it(`${format}: counts rows`, () => {
       const writer = new CopyExportWriter(format);
-      writer.push(Buffer.from(copyLine(plain) + copyLine(neverChecked).slice(0, 10)));
-      expect(writer.rows).toBe(1);
-      writer.push(Buffer.from(copyLine(neverChecked).slice(10)));
-      expect(writer.rows).toBe(2);
+      const rows = [plain, neverChecked, plain];
+      written(writer, Buffer.from(rows.map(copyLine).join(""), "utf8"), []);
+      expect(writer.rows).toBe(3);
     });
   }
 
-  it("refuses rows with another number of fields, and output that ends inside a row", () => {
-    const line = copyLine(plain);
-    expect(() => new CopyExportWriter("csv").push(Buffer.from(line.replace("\t", "")))).toThrow(CopyExportError);
-    expect(() => new CopyExportWriter("json").push(Buffer.from(line.replace("\n", "\tx\n")))).toThrow(CopyExportError);
-    const writer = new CopyExportWriter("json");
-    writer.push(Buffer.from(line.slice(0, -1)));
-    expect(() => writer.end()).toThrow(CopyExportError);
+  it("refuses rows with another number of fields", () => {
+    const line = Buffer.from(copyLine(plain).slice(0, -1));
+    const fewer = Buffer.from(copyLine(plain).replace("\t", "").slice(0, -1));
+    const more = Buffer.from(copyLine(plain).replace("\n", "\tx"));
+    for (const format of ["csv", "json"] as const) {
+      expect(() => new CopyExportWriter(format).row(new ByteWriter(64), fewer, 0, fewer.length)).toThrow(CopyExportError);
+      expect(() => new CopyExportWriter(format).row(new ByteWriter(64), more, 0, more.length)).toThrow(CopyExportError);
+      expect(() => new CopyExportWriter(format).row(new ByteWriter(64), line, 0, line.length)).not.toThrow();
+    }
   });
 });
 
@@ -158,12 +151,13 @@ describe("decodeCopyText", () => {
 });
 
 describe("CopyLineWriter (line templates: each COPY row is the whole line)", () => {
-  /** The writer's output for the lines' COPY text, cut at `cuts`, and the rows it counted. */
+  /** The writer's output for the lines' COPY text, its messages cut at `cuts`, and the rows it counted. */
   const lines = (values: readonly string[], cuts: readonly number[]): { text: string; rows: number } => {
     const writer = new CopyLineWriter();
-    const text = written(writer, Buffer.from(values.map((v) => `${copyField(v)}\n`).join(""), "utf8"), cuts);
+    const { text } = written(writer, copyText(values), cuts);
     return { text, rows: writer.rows };
   };
+  const copyText = (values: readonly string[]): Buffer => Buffer.from(values.map((v) => `${copyField(v)}\n`).join(""), "utf8");
   const values = ["1.2.3.4:80", 'a\\b\tc\nd\re\bf\fg\vh\u00e9\ud83d\ude00 "q"', "\\", "", "end\\"];
   const want = values.map((v) => `${v}\n`).join("");
 
@@ -171,20 +165,9 @@ describe("CopyLineWriter (line templates: each COPY row is the whole line)", () 
     expect(lines(values, [])).toEqual({ text: want, rows: values.length });
   });
 
-  it("gives the same bytes however the COPY output is cut into chunks, an escape included", () => {
-    const length = Buffer.byteLength(values.map((v) => `${copyField(v)}\n`).join(""));
+  it("gives the same bytes however the COPY's messages are cut into reads", () => {
+    const length = copyOutStream(copyText(values)).length;
     for (let cut = 0; cut <= length; cut++) expect([cut, lines(values, [cut])]).toEqual([cut, { text: want, rows: values.length }]);
     expect(lines(values, Array.from({ length }, (_, i) => i))).toEqual({ text: want, rows: values.length });
-  });
-
-  it("passes a chunk without escapes through as it is", () => {
-    const chunk = Buffer.from("1.2.3.4:80\n5.6.7.8:3128\n");
-    expect(new CopyLineWriter().push(chunk)).toBe(chunk);
-  });
-
-  it("refuses output that ends inside an escape", () => {
-    const writer = new CopyLineWriter();
-    writer.push(Buffer.from("a\\"));
-    expect(() => writer.end()).toThrow(CopyExportError);
   });
 });

@@ -1,8 +1,8 @@
 import type { Writable } from "node:stream";
 import pg from "pg";
-import { to as copyTo } from "pg-copy-streams";
 import { buildProxyWhere, inlineSqlCondition, type ProxyFilters } from "./proxy-filter.js";
-import { COPY_EXPORT_SELECT, CopyExportWriter, CopyLineWriter, type CopyOutputWriter } from "./proxy-export-copy.js";
+import { CopyOutQuery, type CopyRowWriter } from "./copy-out.js";
+import { COPY_EXPORT_SELECT, CopyExportWriter, CopyLineWriter } from "./proxy-export-copy.js";
 import type { ExportFormat, LineTemplate, TemplatePiece, TemplatePlaceholder } from "./proxy-export-format.js";
 
 /**
@@ -90,8 +90,9 @@ export interface ExportTarget {
 /**
  * Streams the user's matching proxies in id order from one `COPY (SELECT
  * ...) TO STDOUT` (a single statement, so one snapshot), read as the
- * socket asks for it: pg-copy-streams pauses the connection while the
- * response waits, so a million-row export is as cheap in memory as ten.
+ * socket asks for it: the connection is not read while the response
+ * waits (CopyOutQuery), so a million-row export is as cheap in memory as
+ * ten.
  * csv and json turn each row's fields into the format
  * (proxy-export-copy.ts); a line template's lines are written by
  * PostgreSQL (templateLineSql). Returns the number of rows written; stops
@@ -99,8 +100,9 @@ export interface ExportTarget {
  *
  * COPY takes no parameters, so the filter's values are written in as
  * literals (inlineSqlCondition). A client that goes away mid-export leaves
- * the connection inside the COPY: it is closed, not returned to the pool,
- * which ends the backend's statement.
+ * the connection inside the COPY: its socket is destroyed and the
+ * connection is not returned to the pool, which ends the backend's
+ * statement.
  */
 export async function streamExport(
   pool: Pick<pg.Pool, "connect">,
@@ -110,14 +112,15 @@ export async function streamExport(
   target: ExportTarget,
 ): Promise<number> {
   const where = inlineSqlCondition(buildProxyWhere(userId, filters));
-  const [select, writer]: [string, CopyOutputWriter] =
+  const [select, writer]: [string, CopyRowWriter] =
     format.kind === "template" ? [templateLineSql(format.template), new CopyLineWriter()] : [COPY_EXPORT_SELECT, new CopyExportWriter(format.kind)];
   const sql = `COPY (SELECT ${select} FROM proxies p WHERE ${where} ORDER BY p.id) TO STDOUT`;
   const out = target.stream;
   const client = await pool.connect();
+  const copy = new CopyOutQuery(sql, writer);
   let complete = false;
   try {
-    const copy = client.query(copyTo(sql));
+    client.query(copy);
     let begun = false;
     // Status and headers wait for the first rows (or the end): an error before them is still a JSON 500.
     const begin = async (): Promise<void> => {
@@ -126,9 +129,9 @@ export async function streamExport(
       target.begin();
       await send(out, writer.begin());
     };
-    for await (const chunk of copy as AsyncIterable<Buffer>) {
+    for (let bytes = await copy.read(); bytes !== null; bytes = await copy.read()) {
       await begin();
-      await send(out, writer.push(chunk));
+      await send(out, bytes);
       if (gone(out)) return writer.rows;
     }
     await begin();
@@ -136,6 +139,7 @@ export async function streamExport(
     complete = true;
     return writer.rows;
   } finally {
+    if (!complete) copy.abandon();
     client.release(!complete);
   }
 }
