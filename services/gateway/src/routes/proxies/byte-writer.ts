@@ -14,28 +14,32 @@ const DOT = 46;
 const ZERO = 48;
 const NINE = 57;
 
+/** The character code (or byte) at `i`. */
+const codeAt = (text: string | Uint8Array, i: number): number => (typeof text === "string" ? text.charCodeAt(i) : (text[i] ?? 0));
+
 /**
  * `-?(0|[1-9][0-9]*)(\.[0-9]*[1-9])?` and not `-0`: the text PostgreSQL
  * writes for such a number is what JSON.stringify (and String) write for
- * parseFloat of it, so it can be copied as it is.
+ * parseFloat of it, so it can be copied as it is. `text` is a string or its
+ * bytes.
  */
-export function plainDecimal(text: string, from: number, to: number): boolean {
+export function plainDecimal(text: string | Uint8Array, from: number, to: number): boolean {
   let i = from;
-  if (text.charCodeAt(i) === MINUS) i++;
+  if (codeAt(text, i) === MINUS) i++;
   const digits = i;
   if (i >= to) return false;
-  const first = text.charCodeAt(i);
+  const first = codeAt(text, i);
   if (first === ZERO) i++;
   else {
-    while (i < to && text.charCodeAt(i) >= ZERO && text.charCodeAt(i) <= NINE) i++;
+    while (i < to && codeAt(text, i) >= ZERO && codeAt(text, i) <= NINE) i++;
     if (i === digits) return false;
   }
   if (i === to) return !(first === ZERO && digits > from); // "-0" is written 0
-  if (text.charCodeAt(i) !== DOT) return false;
+  if (codeAt(text, i) !== DOT) return false;
   i++;
   const fraction = i;
-  while (i < to && text.charCodeAt(i) >= ZERO && text.charCodeAt(i) <= NINE) i++;
-  return i === to && i > fraction && text.charCodeAt(to - 1) !== ZERO;
+  while (i < to && codeAt(text, i) >= ZERO && codeAt(text, i) <= NINE) i++;
+  return i === to && i > fraction && codeAt(text, to - 1) !== ZERO;
 }
 
 export class ByteWriter {

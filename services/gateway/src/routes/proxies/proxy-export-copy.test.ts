@@ -17,6 +17,7 @@ interface Columns {
   anonymity: string;
   responseTime: string;
   alive: string;
+  /** The timestamp's text in UTC (ISO DateStyle), or to_char's ISO 8601 for years past 9999. */
   latestCheck: string | null;
   label: string;
   score: string;
@@ -27,6 +28,12 @@ const ESCAPES: Record<string, string> = { "\\": "\\\\", "\b": "\\b", "\f": "\\f"
 const copyField = (value: string | null): string => (value === null ? "\\N" : value.replace(/[\\\b\f\n\r\t\v]/g, (c) => ESCAPES[c] ?? c));
 const copyLine = (c: Columns): string =>
   `${[c.id, c.ip, c.port, c.username, c.password, c.mask, c.country, c.type, c.anonymity, c.responseTime, c.alive, c.latestCheck, c.label, c.score].map(copyField).join("\t")}\n`;
+
+/** The ISO 8601 form of a timestamp's text, as the driver's Date gives it (milliseconds truncated); to_char's text as it is. */
+const isoOf = (text: string): string => {
+  const parts = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d)(?:\.(\d{1,6}))?$/.exec(text);
+  return parts ? `${parts[1]}T${parts[2]}.${(parts[3] ?? "").padEnd(3, "0").slice(0, 3)}Z` : text;
+};
 
 /** What the driver made of the same texts before (pg's int, bool and float parsers), as the format functions take it. */
 const exportRow = (c: Columns): ExportRow => ({
@@ -42,7 +49,7 @@ const exportRow = (c: Columns): ExportRow => ({
   anonymity: c.anonymity,
   responseTime: Number.parseInt(c.responseTime, 10),
   alive: c.alive === "t",
-  latestCheck: c.latestCheck,
+  latestCheck: c.latestCheck === null ? null : isoOf(c.latestCheck),
   reputationLabel: c.label,
   reputationScore: Number.parseFloat(c.score),
 });
@@ -67,7 +74,7 @@ const plain: Columns = {
   anonymity: "elite",
   responseTime: "120",
   alive: "t",
-  latestCheck: "2026-11-22T06:36:35.733Z",
+  latestCheck: "2026-11-22 06:36:35.733",
   label: "good",
   score: "76.1",
 };
@@ -88,6 +95,11 @@ const tricky: Columns[] = [
   { ...plain, id: "20", score: "-Infinity" },
   { ...plain, id: "21", score: "0.1" },
   { ...plain, id: "22", score: "-12.5" },
+  { ...plain, id: "23", latestCheck: "2026-11-22 06:36:35" },
+  { ...plain, id: "24", latestCheck: "2026-11-22 06:36:35.7" },
+  { ...plain, id: "25", latestCheck: "0001-01-01 00:00:00.123456" },
+  { ...plain, id: "26", latestCheck: "9999-12-31 23:59:59.999999" },
+  { ...plain, id: "27", latestCheck: "12026-01-01T00:00:00.000Z" },
 ];
 
 describe("CopyExportWriter (csv and json from COPY text)", () => {
@@ -126,6 +138,15 @@ describe("CopyExportWriter (csv and json from COPY text)", () => {
       expect(writer.rows).toBe(3);
     });
   }
+
+  it("stops at a timestamp in another DateStyle rather than write wrong bytes", () => {
+    for (const latestCheck of ["24.11.2026 01:02:03.5", "11/24/2026 01:02:03", "Tue Nov 24 01:02:03 2026", "2026-11-24 01:02:03.", "2026-11-24 01:02:03.1234567"]) {
+      const line = Buffer.from(copyLine({ ...plain, latestCheck }).slice(0, -1));
+      for (const format of ["csv", "json"] as const) {
+        expect(() => new CopyExportWriter(format).row(new ByteWriter(64), line, 0, line.length)).toThrow(CopyExportError);
+      }
+    }
+  });
 
   it("refuses rows with another number of fields", () => {
     const line = Buffer.from(copyLine(plain).slice(0, -1));

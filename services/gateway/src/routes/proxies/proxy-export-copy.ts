@@ -22,6 +22,18 @@ import { protocolsOfMask } from "./proxy.schema.js";
  * a row and a raw tab always ends a field.
  */
 
+/**
+ * `latest_check`: the timestamp's own text in UTC (`2026-11-24 01:02:03.5`,
+ * ISO DateStyle, which node-postgres needs for every timestamp it reads
+ * too), turned into `2026-11-24T01:02:03.500Z` here; `to_char` writing the
+ * ISO form itself was a quarter of PostgreSQL's time for a csv or json
+ * export (docs/benchmarks.md, item 25). Years outside 1-9999 keep
+ * `to_char`'s text, and infinity its NULL, as before.
+ */
+const LATEST_CHECK_SQL = `CASE WHEN p.latest_check >= '0001-01-01 00:00:00+00' AND p.latest_check < '10000-01-01 00:00:00+00'
+    THEN (p.latest_check AT TIME ZONE 'UTC')::text
+    ELSE to_char(p.latest_check AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') END`;
+
 /** The export's columns, in EXPORT_COLUMNS order, as the COPY's select list reads them (alias `p`). */
 export const COPY_EXPORT_SELECT = [
   "p.id",
@@ -35,7 +47,7 @@ export const COPY_EXPORT_SELECT = [
   "p.anonymity_level",
   "p.response_time",
   "p.alive",
-  `to_char(p.latest_check AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`,
+  LATEST_CHECK_SQL,
   "p.reputation_label",
   "p.reputation_score",
 ].join(", ");
@@ -65,6 +77,8 @@ const enum Kind {
   Bool,
   /** Text or NULL: a JSON string or null; in csv the text itself or nothing. */
   NullableText,
+  /** A timestamp's text (LATEST_CHECK_SQL) in ISO 8601 with milliseconds, else as NullableText. */
+  Timestamp,
   /** A real: as JSON.stringify / String write parseFloat of PostgreSQL's text (NULL as null / 0). */
   Score,
 }
@@ -81,7 +95,7 @@ const KINDS: readonly Kind[] = [
   Kind.Text, // anonymity
   Kind.Integer, // response_time
   Kind.Bool, // alive
-  Kind.NullableText, // latest_check
+  Kind.Timestamp, // latest_check
   Kind.Text, // reputation_label
   Kind.Score, // reputation_score
 ];
@@ -97,13 +111,15 @@ const PROTOCOLS_CSV = Array.from({ length: 16 }, (_, mask) => ascii(protocolsOfM
 /** `{"id":`, `,"ip":`, ... in EXPORT_COLUMNS order. */
 const JSON_KEYS = EXPORT_COLUMNS.map((column, i) => ascii(`${i === 0 ? "{" : ","}${JSON.stringify(column)}:`));
 const JSON_ROW_END = 125; // }
+const ISO_TIMESTAMP_LENGTH = 24; // 2026-11-24T01:02:03.500Z, from at least 19 bytes of timestamp text
 /**
- * What a json row can add to its COPY text when every field takes the
- * plain path: the keys, a pair of quotes per field, the row's framing and
- * the widest constant a short field becomes (a protocol list for a mask,
- * `false` for `f`, `null` for `\N`).
+ * What a row can add to its COPY text when every field takes the plain
+ * path: in json the keys, a pair of quotes per field, the row's framing
+ * and the widest constant a short field becomes (a protocol list for a
+ * mask, `false` for `f`, `null` for `\N`), and what a timestamp's text
+ * gains as ISO 8601; csv adds less.
  */
-const JSON_ROW_SLACK = JSON_KEYS.reduce((n, key) => n + key.length, 0) + 2 * KINDS.length + 4 + Math.max(...PROTOCOLS_JSON.map((p) => p.length)) + 2 * FALSE.length;
+const ROW_SLACK = ISO_TIMESTAMP_LENGTH - 19 + JSON_KEYS.reduce((n, key) => n + key.length, 0) + 2 * KINDS.length + 4 + Math.max(...PROTOCOLS_JSON.map((p) => p.length)) + 2 * FALSE.length;
 const CSV_HEADER = ascii(`${EXPORT_COLUMNS.join(",")}\n`);
 
 const isNull = (row: Uint8Array, from: number, to: number): boolean => to - from === 2 && row[from] === BACKSLASH && row[from + 1] === 78; // \N
@@ -129,29 +145,25 @@ export function decodeCopyText(row: Buffer, from: number, to: number): string {
 }
 
 /** Printable ASCII without `"` and `\`: JSON writes it as it is between quotes (and COPY escaped nothing in it). */
-function jsonPlain(row: Uint8Array, from: number, to: number): boolean {
-  for (let i = from; i < to; i++) {
-    const c = row[i] ?? 0;
-    if (c < 0x20 || c > 0x7e || c === QUOTE || c === BACKSLASH) return false;
-  }
+const JSON_PLAIN = Uint8Array.from({ length: 256 }, (_, c) => (c >= 0x20 && c <= 0x7e && c !== QUOTE && c !== BACKSLASH ? 1 : 0));
+/** The same without `,`: a csv cell that needs no quotes. */
+const CSV_PLAIN = Uint8Array.from(JSON_PLAIN, (plain, c) => (c === COMMA ? 0 : plain));
+
+function allPlain(table: Uint8Array, row: Uint8Array, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (table[row[i] ?? 0] === 0) return false;
   return true;
 }
 
 /**
- * A csv cell csvField leaves as it is: printable ASCII without `"`, `,` and
- * `\`, not starting like a formula (`=`, `+`, `-`, `@`), no space at either
- * end. (Tab and carriage return, the other formula starts, are escaped by
- * COPY, so they never pass.)
+ * Whether csvField leaves a cell's first and last byte as they are: not a
+ * formula start (`=`, `+`, `-`, `@`), no space at either end. (Tab and
+ * carriage return, the other formula starts, are escaped by COPY, so they
+ * never pass as plain bytes.)
  */
-function csvPlain(row: Uint8Array, from: number, to: number): boolean {
+function csvPlainEnds(row: Uint8Array, from: number, to: number): boolean {
   if (from === to) return true;
   const first = row[from] ?? 0;
-  if (first === 61 || first === 43 || first === 45 || first === 64 || first === SPACE || row[to - 1] === SPACE) return false;
-  for (let i = from; i < to; i++) {
-    const c = row[i] ?? 0;
-    if (c < 0x20 || c > 0x7e || c === QUOTE || c === COMMA || c === BACKSLASH) return false;
-  }
-  return true;
+  return first !== 61 && first !== 43 && first !== 45 && first !== 64 && first !== SPACE && row[to - 1] !== SPACE;
 }
 
 /** The bitmask's digits as a number (0 when NULL or not digits). */
@@ -163,6 +175,38 @@ function maskOf(row: Uint8Array, from: number, to: number): number {
     mask = mask * 10 + digit;
   }
   return mask & 15;
+}
+
+/** `YYYY-MM-DD HH:MM:SS`, where `0` stands for any digit. */
+const TIMESTAMP_SHAPE = ascii("0000-00-00 00:00:00");
+
+/**
+ * Whether the field is a timestamp's text in ISO DateStyle:
+ * `YYYY-MM-DD HH:MM:SS` and up to six fraction digits after a dot. Anything
+ * else with a space where ISO has it is another DateStyle, whose bytes
+ * would be wrong here: that stops the export.
+ */
+function isTimestampText(row: Uint8Array, from: number, to: number): boolean {
+  if (row[from + 10] !== SPACE) return false;
+  const length = to - from;
+  let ok = length === 19 || (length >= 21 && length <= 26 && row[from + 19] === 46);
+  for (let i = 0; ok && i < length; i++) {
+    const c = row[from + i] ?? 0;
+    const shape = TIMESTAMP_SHAPE[i] ?? 48;
+    ok = i === 19 || (shape === 48 ? c >= 48 && c <= 57 : c === shape);
+  }
+  if (!ok) throw new CopyExportError(`latest_check is not in ISO DateStyle: ${Buffer.from(row.subarray(from, to)).toString("latin1")}`);
+  return true;
+}
+
+/** `YYYY-MM-DDTHH:MM:SS.mmmZ` from a timestamp text isTimestampText accepted (milliseconds truncated, as to_char's MS). */
+function writeIsoTimestamp(buffer: Uint8Array, at: number, row: Uint8Array, from: number, to: number): number {
+  for (let i = 0; i < 19; i++) buffer[at++] = row[from + i] ?? 0;
+  buffer[at - 9] = 84; // T
+  buffer[at++] = 46; // .
+  for (let i = 20; i < 23; i++) buffer[at++] = from + i < to ? (row[from + i] ?? 48) : 48;
+  buffer[at++] = 90; // Z
+  return at;
 }
 
 /** One field of a row, in json or csv. */
@@ -184,15 +228,15 @@ function writeField(out: ByteWriter, json: boolean, kind: Kind, row: Buffer, fro
         out.bytes(json ? NULL : ZERO_TEXT);
         return;
       }
-      const text = row.toString("latin1", from, to);
-      if (plainDecimal(text, 0, text.length)) out.chars(text, 0, text.length);
+      if (plainDecimal(row, from, to)) out.slice(row, from, to);
       else {
-        const value = Number.parseFloat(text);
+        const value = Number.parseFloat(row.toString("latin1", from, to));
         out.utf8(json ? JSON.stringify(value) : String(value));
       }
       return;
     }
     default:
+      // Text, and a timestamp that is to_char's text or NULL (writeRow converts a timestamp's own text).
       if (json) writeJsonText(out, kind, row, from, to, nul);
       else writeCsvText(out, kind, row, from, to, nul);
   }
@@ -201,8 +245,8 @@ function writeField(out: ByteWriter, json: boolean, kind: Kind, row: Buffer, fro
 /** A text field as a JSON string (NULL as null or ""). */
 function writeJsonText(out: ByteWriter, kind: Kind, row: Buffer, from: number, to: number, nul: boolean): void {
   if (nul) {
-    out.bytes(kind === Kind.NullableText ? NULL : EMPTY_JSON_STRING);
-  } else if (jsonPlain(row, from, to)) {
+    out.bytes(kind === Kind.NullableText || kind === Kind.Timestamp ? NULL : EMPTY_JSON_STRING);
+  } else if (allPlain(JSON_PLAIN, row, from, to)) {
     out.byte(QUOTE);
     out.slice(row, from, to);
     out.byte(QUOTE);
@@ -215,9 +259,9 @@ function writeJsonText(out: ByteWriter, kind: Kind, row: Buffer, from: number, t
 function writeCsvText(out: ByteWriter, kind: Kind, row: Buffer, from: number, to: number, nul: boolean): void {
   if (nul) return;
   if (kind === Kind.Text) {
-    if (csvPlain(row, from, to)) out.slice(row, from, to);
+    if (csvPlainEnds(row, from, to) && allPlain(CSV_PLAIN, row, from, to)) out.slice(row, from, to);
     else out.utf8(csvField(decodeCopyText(row, from, to)));
-  } else if (jsonPlain(row, from, to)) {
+  } else if (allPlain(JSON_PLAIN, row, from, to)) {
     out.slice(row, from, to);
   } else {
     out.utf8(decodeCopyText(row, from, to));
@@ -290,75 +334,82 @@ export class CopyExportWriter implements CopyRowWriter {
     if (field !== FIELDS - 1) throw new CopyExportError(`COPY row has ${field + 1} fields, expected ${FIELDS}`);
     ends[field] = to;
 
-    if (this.format === "json") {
-      writeJsonRow(out, data, from, to, ends, this.rows > 0);
-      this.rows++;
-      return;
-    }
-    let start = from;
-    for (let f = 0; f < FIELDS; f++) {
-      const stop = ends[f] ?? to;
-      if (f > 0) out.byte(COMMA);
-      writeField(out, false, KINDS[f] ?? Kind.Text, data, start, stop);
-      start = stop + 1;
-    }
-    out.byte(NEWLINE);
+    writeRow(out, this.format === "json", data, from, to, ends, this.rows === 0);
     this.rows++;
   }
 }
 
 /**
- * One json row (`,` and a newline before it unless it is the first),
- * written straight into the buffer after one size check: the export's
- * hot loop (~1M rows), where a size check and a call per key and per
- * field were most of the work. Text copied as it is scanned; a field that
- * is not plain printable ASCII (or a score) goes through writeField, after
+ * One row, in json (`,` and a newline before it unless it is the first)
+ * or csv (a newline after it), written straight into the buffer after one
+ * size check: the export's hot loop (~1M rows), where a size check and a
+ * call per key and per field were most of the work. Text is copied as it
+ * is scanned; a field that is not plain printable ASCII (or that csv must
+ * quote or neutralise, or an unusual score) goes through writeField, after
  * which the room is checked again.
  */
-function writeJsonRow(out: ByteWriter, data: Buffer, from: number, to: number, ends: Int32Array, comma: boolean): void {
-  out.room(to - from + JSON_ROW_SLACK);
+function writeRow(out: ByteWriter, json: boolean, data: Buffer, from: number, to: number, ends: Int32Array, first: boolean): void {
+  out.room(to - from + ROW_SLACK);
   let buffer = out.buffer;
   let at = out.at;
-  if (comma) buffer[at++] = COMMA;
-  buffer[at++] = NEWLINE;
+  if (json) {
+    if (!first) buffer[at++] = COMMA;
+    buffer[at++] = NEWLINE;
+  }
   let start = from;
   for (let f = 0; f < FIELDS; f++) {
     const stop = ends[f] ?? to;
-    const key = JSON_KEYS[f] ?? NULL;
-    for (let k = 0; k < key.length; k++) buffer[at++] = key[k] ?? 0;
+    if (json) {
+      const key = JSON_KEYS[f] ?? NULL;
+      for (let k = 0; k < key.length; k++) buffer[at++] = key[k] ?? 0;
+    } else if (f > 0) {
+      buffer[at++] = COMMA;
+    }
     const kind = KINDS[f] ?? Kind.Text;
     const nul = isNull(data, start, stop);
     let done = true;
-    if (kind === Kind.Integer && !nul) {
+    if ((kind === Kind.Integer || kind === Kind.Score) && !nul && (kind === Kind.Integer || plainDecimal(data, start, stop))) {
       for (let i = start; i < stop; i++) buffer[at++] = data[i] ?? 0;
-    } else if ((kind === Kind.Text || kind === Kind.RawText || kind === Kind.NullableText) && !nul) {
-      const open = at;
-      buffer[at++] = QUOTE;
-      for (let i = start; i < stop; i++) {
-        const c = data[i] ?? 0;
-        if (c < 0x20 || c > 0x7e || c === QUOTE || c === BACKSLASH) {
-          at = open;
-          done = false;
-          break;
+    } else if (kind === Kind.Timestamp && !nul && isTimestampText(data, start, stop)) {
+      if (json) buffer[at++] = QUOTE;
+      at = writeIsoTimestamp(buffer, at, data, start, stop);
+      if (json) buffer[at++] = QUOTE;
+    } else if (kind === Kind.Text || kind === Kind.RawText || kind === Kind.NullableText || kind === Kind.Timestamp) {
+      if (nul) {
+        done = !json; // csv writes nothing
+      } else if (!json && kind === Kind.Text && !csvPlainEnds(data, start, stop)) {
+        done = false;
+      } else {
+        const plain = json || kind !== Kind.Text ? JSON_PLAIN : CSV_PLAIN;
+        const open = at;
+        if (json) buffer[at++] = QUOTE;
+        for (let i = start; i < stop; i++) {
+          const c = data[i] ?? 0;
+          if (plain[c] === 0) {
+            at = open;
+            done = false;
+            break;
+          }
+          buffer[at++] = c;
         }
-        buffer[at++] = c;
+        if (done && json) buffer[at++] = QUOTE;
       }
-      if (done) buffer[at++] = QUOTE;
     } else if (kind === Kind.Mask || kind === Kind.Bool) {
-      const constant = kind === Kind.Mask ? (PROTOCOLS_JSON[nul ? 0 : maskOf(data, start, stop)] ?? NULL) : stop - start === 1 && data[start] === 116 ? TRUE : FALSE;
+      const constant =
+        kind === Kind.Mask ? ((json ? PROTOCOLS_JSON : PROTOCOLS_CSV)[nul ? 0 : maskOf(data, start, stop)] ?? NULL) : stop - start === 1 && data[start] === 116 ? TRUE : FALSE;
       for (let k = 0; k < constant.length; k++) buffer[at++] = constant[k] ?? 0;
     } else {
       done = false;
     }
     if (!done) {
       out.at = at;
-      writeField(out, true, kind, data, start, stop);
-      out.room(to - stop + JSON_ROW_SLACK);
+      writeField(out, json, kind, data, start, stop);
+      out.room(to - stop + ROW_SLACK);
       buffer = out.buffer;
       at = out.at;
     }
     start = stop + 1;
   }
-  buffer[at++] = JSON_ROW_END;
+  buffer[at++] = json ? JSON_ROW_END : NEWLINE;
   out.at = at;
 }
