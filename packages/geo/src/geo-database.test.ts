@@ -48,6 +48,33 @@ describe("RangeTable", () => {
     expect(table.size).toBe(2);
     expect([9, 10, 25, 29, 30, 39, 40, 49, 50].map((a) => table.lookup(a))).toEqual([-1, 0, 0, 0, -1, -1, 1, 1, -1]);
   });
+
+  it("agrees with a scan of every range, for ranges within, across and between /16s", () => {
+    // A seeded generator: the same ranges every run.
+    let seed = 12345;
+    const random = (below: number): number => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed % below;
+    };
+    const ranges: [number, number, number][] = [];
+    let next = random(1 << 20);
+    while (next < 2 ** 32 - 1 && ranges.length < 20_000) {
+      // Mostly small ranges, some spanning many /16s, with gaps of every size between them.
+      const length = random(10) === 0 ? random(1 << 24) : random(1 << 10);
+      const end = Math.min(next + length, 2 ** 32 - 1);
+      ranges.push([next, end, ranges.length % 7]);
+      next = end + 1 + (random(3) === 0 ? random(1 << 22) : 0);
+    }
+    const builder = RangeTable.builder();
+    for (const [start, end, value] of ranges) builder.add(start, end, value);
+    const table = builder.build();
+    const scan = (address: number): number => ranges.find(([start, end]) => start <= address && address <= end)?.[2] ?? -1;
+    const probes = [0, 1, 65535, 65536, 2 ** 32 - 1, 2 ** 32 - 65536];
+    for (const [start, end] of ranges.filter((_, i) => i % 50 === 0)) probes.push(start, end, start - 1, end + 1, (start & ~0xffff) >>> 0, (end | 0xffff) >>> 0);
+    for (let i = 0; i < 2000; i++) probes.push(random(2 ** 32));
+    const valid = probes.filter((a) => a >= 0 && a < 2 ** 32);
+    expect(valid.map((a) => table.lookup(a))).toEqual(valid.map(scan));
+  });
 });
 
 describe("estimateType", () => {

@@ -1,16 +1,36 @@
+/** /16 prefixes of IPv4, and the addresses in each. */
+const PREFIXES = 1 << 16;
+const PREFIX_SIZE = 1 << 16;
+
 /**
  * Sorted, non-overlapping IPv4 ranges in typed arrays: a lookup is a binary
- * search (about 20 steps) with no allocation, so a million uploads cost
- * milliseconds. `values[i]` is an index into the caller's own table, -1 for
- * "no data" (gaps are stored as ranges too, so a lookup never lands on the
- * wrong neighbour).
+ * search with no allocation. `values[i]` is an index into the caller's own
+ * table, -1 for "no data" (gaps are stored as ranges too, so a lookup never
+ * lands on the wrong neighbour).
+ *
+ * The search starts from the address's /16: `below[p]` is how many ranges
+ * start below address `p << 16` (the first of the /16 `p`), so the
+ * range holding an address of that /16 is among a handful instead of a
+ * million (an upload looks up every new proxy, twice; docs/benchmarks.md,
+ * item 26). 256 KiB a table.
  */
 export class RangeTable {
+  private readonly below: Uint32Array;
+
   private constructor(
     private readonly starts: Uint32Array,
     private readonly ends: Uint32Array,
     private readonly values: Int32Array,
-  ) {}
+  ) {
+    const below = new Uint32Array(PREFIXES + 1);
+    let index = 0;
+    for (let prefix = 0; prefix <= PREFIXES; prefix++) {
+      const first = prefix * PREFIX_SIZE;
+      while (index < starts.length && (starts[index] ?? 0) < first) index++;
+      below[prefix] = index;
+    }
+    this.below = below;
+  }
 
   get size(): number {
     return this.starts.length;
@@ -18,9 +38,12 @@ export class RangeTable {
 
   /** The value index of the range holding `address`, or -1. */
   lookup(address: number): number {
-    const { starts, ends, values } = this;
-    let low = 0;
-    let high = starts.length - 1;
+    const { starts, ends, values, below } = this;
+    const prefix = address >>> 16;
+    // The last range starting at or before `address` starts inside this /16, or else is the last one before it
+    // (where `high` ends when no range of the /16 starts at or before the address).
+    let low = below[prefix] ?? 0;
+    let high = (below[prefix + 1] ?? starts.length) - 1;
     while (low <= high) {
       const mid = (low + high) >>> 1;
       if ((starts[mid] ?? 0) <= address) low = mid + 1;
