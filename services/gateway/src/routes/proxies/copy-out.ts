@@ -7,8 +7,8 @@ import { ByteWriter } from "./byte-writer.js";
  * socket and hands each row to a writer as a span of the bytes read, with
  * no Buffer, string or message object per row. The export's hot path: a
  * generic reader (pg-copy-streams) gave each row's CopyData message a
- * Buffer of its own and joined them again per read, about half of the
- * gateway's time for a line-template export (docs/benchmarks.md, item 25).
+ * Buffer of its own and joined them again per read, a quarter of the
+ * gateway's CPU for a line-template export (docs/benchmarks.md, item 25).
  *
  * Protocol (PostgreSQL's "COPY Operations"): after the query, the server
  * sends CopyOutResponse, one CopyData message per row (the row's text and
