@@ -80,6 +80,24 @@ describe("CopyOutQuery", () => {
     await stillWorks();
   });
 
+  it("fails a statement that is not a COPY TO, and the connection stays usable", async () => {
+    const statements = [
+      "SELECT 1",
+      "",
+      "CREATE TEMP TABLE t (x int); COPY t FROM STDIN",
+      "SELECT 1; COPY (SELECT 1) TO STDOUT",
+      "SET search_path TO public; COPY (SELECT 1) TO STDOUT",
+    ];
+    for (const sql of statements) {
+      const outcome = await readAll(sql).then(
+        () => "read",
+        (error: Error) => error.name,
+      );
+      expect([sql, outcome]).toEqual([sql, "CopyOutError"]);
+      await stillWorks();
+    }
+  });
+
   it("abandon() ends the backend's COPY while it waits for the reader", async () => {
     const copying = async (): Promise<number> =>
       Number(

@@ -187,6 +187,27 @@ export class CopyOutQuery implements Submittable {
 
   handleCommandComplete(): void {}
 
+  // A statement that is not a COPY TO alone reaches the driver's handlers: the query fails, and the
+  // connection stays usable (the driver reads on to ReadyForQuery).
+  handleRowDescription(): void {
+    this.handleError(new CopyOutError("the statement is not a COPY TO"));
+  }
+
+  handleDataRow(): void {}
+
+  handleCopyData(): void {
+    this.handleError(new CopyOutError("COPY TO after another statement in the same query"));
+  }
+
+  handleEmptyQuery(): void {
+    this.handleError(new CopyOutError("the statement is empty"));
+  }
+
+  handleCopyInResponse(connection: { sendCopyFail(message: string): void }): void {
+    this.handleError(new CopyOutError("the statement is a COPY FROM"));
+    connection.sendCopyFail("not a COPY TO");
+  }
+
   handleReadyForQuery(): void {
     this.completed = true;
     this.notify();
