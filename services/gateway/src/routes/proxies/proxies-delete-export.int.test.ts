@@ -244,7 +244,7 @@ describe("delete and export", () => {
         { username: "\u007f~", password: "\u00a0nbsp", estimatedType: "résidentiel" },
       ];
       for (const [i, fixture] of odd.entries()) await insertProxy(h.db.pool, userId, { ip: `8.8.9.${i + 1}`, aliveOn: ["https"], latestCheck: new Date(Date.UTC(2026, 10, 24, 1, 2, 3, i)), ...fixture });
-      // Microseconds: the export writes milliseconds, truncated, as the driver's Date has them.
+      // More digits than latest_check keeps (it rounds to milliseconds): the export gives what the driver's Date gives.
       await h.db.pool.query("UPDATE proxies SET latest_check = '2026-11-24 01:02:03.987654+00' WHERE user_id = $1 AND ip = '8.8.9.1'", [userId]);
       const { rows } = await h.db.pool.query<{
         id: number; ip: string; port: number; username: string; password: string; alive_protocols: number; country: string; estimated_type: string;
