@@ -9,10 +9,10 @@ const PREFIX_SIZE = 1 << 16;
  * lands on the wrong neighbour).
  *
  * The search starts from the address's /16: `below[p]` is how many ranges
- * start below address `p << 16` (the first of the /16 `p`), so the
- * range holding an address of that /16 is among a handful instead of a
- * million (an upload looks up every new proxy, twice; docs/benchmarks.md,
- * item 26). 256 KiB a table.
+ * start below address `p << 16` (the first of the /16 `p`), so the range
+ * holding an address of that /16 is among a handful instead of hundreds of
+ * thousands (an upload looks up every new proxy in two tables;
+ * docs/benchmarks.md, item 26). 256 KiB a table.
  */
 export class RangeTable {
   private readonly below: Uint32Array;
