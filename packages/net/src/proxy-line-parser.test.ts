@@ -49,7 +49,21 @@ const corpus: [string, LineVerdict][] = [
   ["ftp://1.2.3.4:21", invalid("invalidFormat")],
   ["ftp://user:pass@1.2.3.4:21", invalid("invalidFormat")],
   ["http://", invalid("invalidFormat")],
-  ["http://1.2.3.4:8080:alice:s3cret", invalid("invalidFormat")],
+  // a scheme before the other credential forms (what `protocol://ip:port:username:password` exports)
+  ["http://1.2.3.4:8080:alice:s3cret", proxy("1.2.3.4", 8080, "alice", "s3cret", "http")],
+  ["SOCKS5://1.2.3.4:1080:alice:pa:ss", proxy("1.2.3.4", 1080, "alice", "pa:ss", "socks5")],
+  ["socks5h://1.2.3.4:1080:alice:", proxy("1.2.3.4", 1080, "alice", "", "socks5")],
+  ["https://1.2.3.4:443:alice:s3cret/", proxy("1.2.3.4", 443, "alice", "s3cret/", "https")],
+  ["http://alice:s3cret@1.2.3.4:8080/", proxy("1.2.3.4", 8080, "alice", "s3cret", "http")],
+  ["http://1.2.3.4:8080//", invalid("invalidPort")],
+  ["socks5://1.2.3.4:1080:alice:12/", proxy("1.2.3.4", 1080, "alice", "12/", "socks5")],
+  ["http://[::1]:8080/", invalid("invalidIpv4")],
+  ["socks4://1.2.3.4:1080@alice:s3cret", proxy("1.2.3.4", 1080, "alice", "s3cret", "socks4")],
+  ["socks5://1.2.3.4:1080@alice:6", proxy("1.2.3.4", 1080, "alice", "6", "socks5")],
+  ["http://1.2.3.4:99999:alice:s3cret", invalid("invalidPort")],
+  ["http://1.2.3.256:80:alice:s3cret", invalid("invalidIp")],
+  ["http://1.2.3.4:80:alice", invalid("invalidFormat")],
+  ["ftp://1.2.3.4:21:alice:s3cret", invalid("invalidFormat")],
   ["http://proxy.example.com:8080", invalid("invalidIp")],
   // whitespace separated
   ["1.2.3.4 8080", proxy("1.2.3.4", 8080)],
@@ -156,6 +170,8 @@ describe("scanCommonLine (the upload's one-pass reader of the common forms)", ()
       "socks4://1.2.3.4:1080",
       "socks5://u:p@1.2.3.4:1080",
       "httpuser:https@1.2.3.4:3128",
+      "http://1.2.3.4:80:u:p",
+      "socks5://1.2.3.4:1080:Al.i_c-e:S3.c_r-t",
       `1.2.3.4:80:${"u".repeat(255)}:${"p".repeat(255)}`,
     ];
     for (const line of common) expect([line, scan(line)]).toEqual([line, parseProxyLine(line)]);
@@ -171,7 +187,8 @@ describe("scanCommonLine (the upload's one-pass reader of the common forms)", ()
       "HTTP://1.2.3.4:80",
       "socks5h://1.2.3.4:1080",
       "http://1.2.3.4:80/",
-      "http://1.2.3.4:80:u:p",
+      "http://1.2.3.4:80:u:p:q",
+      "socks5://1.2.3.4:1080@u:p",
       "1.2.3.4:8080@alice:s3cret",
       "1.2.3.4:8080:alice:pa:ss",
       "1.2.3.4:8080:alice:",
@@ -207,7 +224,7 @@ describe("scanCommonLine (the upload's one-pass reader of the common forms)", ()
       const count = 1 + next(12);
       for (let j = 0; j < count; j++) line += pieces[next(pieces.length)];
       // Every fourth line starts from a common form, so many are read at all.
-      if (k % 4 === 0) line = ["1.2.3.4:80", "u:p@1.2.3.4:80", "1.2.3.4:80:u:p", "http://1.2.3.4:80"][next(4)] + line.slice(0, next(3));
+      if (k % 4 === 0) line = ["1.2.3.4:80", "u:p@1.2.3.4:80", "1.2.3.4:80:u:p", "http://1.2.3.4:80", "socks5://1.2.3.4:80:u:p"][next(5)] + line.slice(0, next(3));
       const found = scan(line);
       if (found === null) continue;
       read++;

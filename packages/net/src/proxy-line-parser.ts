@@ -11,6 +11,8 @@ import type { SplitLine } from "./line-splitter.js";
  *   user:pass@ip:port            ip:port@user:pass
  *   scheme://[user:pass@]ip:port (http, https, socks4, socks5; socks4a and
  *                                 socks5h are read as socks4 and socks5)
+ *   scheme:// before the other two credential forms as well, as templated
+ *                                 exports write them (`protocol://ip:port:username:password`)
  *   ip port                      (spaces or tabs)
  *
  * Every non-empty line gets exactly one verdict, checked in this order:
@@ -54,6 +56,8 @@ const DIGITS = /^\d+$/;
 const WHITESPACE = /\s+/;
 const COMMENT_AFTER_SPACE = /\s#/;
 const SCHEME_PREFIX = /^([A-Za-z][A-Za-z0-9]*):\/\//;
+/** `[user:pass@]host:port/`: a URL whose path is empty. */
+const URL_WITH_SLASH = /^(?:[^@]*@)?(?:[^:@]*|\[[^\]@]*\]):\d+\/$/;
 const SCHEME_ALIASES: Readonly<Record<string, ProxyScheme>> = {
   http: "http",
   https: "https",
@@ -99,7 +103,8 @@ function parseToken(token: string): LineVerdict {
     if (!alias) return INVALID_FORMAT;
     scheme = alias;
     rest = rest.slice(prefix[0].length);
-    if (rest.endsWith("/")) rest = rest.slice(0, -1);
+    // A URL's empty path after the port; a `/` ending a password (`ip:port:user:pass/`) is the password's.
+    if (URL_WITH_SLASH.test(rest)) rest = rest.slice(0, -1);
   }
   if (rest === "") return INVALID_FORMAT;
 
@@ -107,16 +112,16 @@ function parseToken(token: string): LineVerdict {
   const parts = rest.split(":");
   // ip:port:user:pass — checked first so a user name may be an e-mail address
   // and a password may hold `@` or `::`.
-  if (scheme === null && parts.length >= 4 && DIGITS.test(parts[1] ?? "") && parseIpv4(parts[0] ?? "") >= 0) {
+  if (parts.length >= 4 && DIGITS.test(parts[1] ?? "") && parseIpv4(parts[0] ?? "") >= 0) {
     const [host = "", port = "", username = "", ...password] = parts;
-    return hostAndPort(host, port, username, password.join(":"), null);
+    return hostAndPort(host, port, username, password.join(":"), scheme);
   }
   if (rest.includes("@")) return withCredentials(rest, scheme);
   // A bare IPv6 literal (its colons are not a port separator; it has at least two).
   if (parts.length > 2 && isIPv6(rest)) return INVALID_IPV4;
   if (parts.length === 2) return hostAndPort(parts[0] ?? "", parts[1] ?? "", "", "", scheme);
   // host:port:user:pass with a host or port that is not valid: they decide the verdict.
-  if (scheme === null && parts.length >= 4) return hostAndPort(parts[0] ?? "", parts[1] ?? "", "", "", null);
+  if (parts.length >= 4) return hostAndPort(parts[0] ?? "", parts[1] ?? "", "", "", scheme);
   return INVALID_FORMAT;
 }
 
@@ -131,7 +136,7 @@ function withCredentials(token: string, scheme: ProxyScheme | null): LineVerdict
   const tail = head.includes(":") ? splitHostPort(token.slice(lastAt + 1)) : null;
   const firstAt = token.indexOf("@");
   const credentials = token.slice(firstAt + 1);
-  const front = scheme === null && credentials.includes(":") ? splitHostPort(token.slice(0, firstAt)) : null;
+  const front = credentials.includes(":") ? splitHostPort(token.slice(0, firstAt)) : null;
   const useTail = tail !== null && (isIpv4Host(tail) || front === null || !isIpv4Host(front));
   if (tail !== null && useTail) {
     const colon = head.indexOf(":");
@@ -139,7 +144,7 @@ function withCredentials(token: string, scheme: ProxyScheme | null): LineVerdict
   }
   if (front !== null) {
     const colon = credentials.indexOf(":");
-    return finish(front, credentials.slice(0, colon), credentials.slice(colon + 1), null);
+    return finish(front, credentials.slice(0, colon), credentials.slice(colon + 1), scheme);
   }
   return INVALID_FORMAT;
 }
@@ -254,7 +259,7 @@ function scanCredential(text: string, from: number, to: number): number {
  * general parser's splits, regular expressions and objects (an upload's
  * hot loop): `ip:port`, `ip:port:user:pass`, `user:pass@ip:port`, each
  * optionally after a lowercase `http://`, `https://`, `socks4://` or
- * `socks5://` (not `ip:port:user:pass`), with an optional final `\r`.
+ * `socks5://`, with an optional final `\r`.
  * Credentials are plain (letters, digits, `.`, `_`, `-`); the address is a
  * dotted quad, the port 1-65535. True fills `out` with what
  * classifyLine's proxy holds for the line; false means "not one of these"
@@ -289,7 +294,7 @@ export function scanCommonLine(text: string, out: CommonLine): boolean {
       return true;
     }
     // ip:port:user:pass
-    if (scheme !== null || text.charCodeAt(end) !== COLON) return false;
+    if (text.charCodeAt(end) !== COLON) return false;
     const userEnd = scanCredential(text, end + 1, to);
     if (userEnd === -1 || text.charCodeAt(userEnd) !== COLON) return false;
     const passwordEnd = scanCredential(text, userEnd + 1, to);

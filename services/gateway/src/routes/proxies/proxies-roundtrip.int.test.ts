@@ -106,5 +106,19 @@ describe("upload → export round trip (property)", () => {
     const plain = await h.http.post("/api/user/export").set("Authorization", `Bearer ${token}`).send({});
     const ipPorts = new Set(cases.map((c) => c.exported.split(":").slice(0, 2).join(":")));
     expect(new Set(plain.text.split("\n").filter((l) => l !== ""))).toEqual(ipPorts);
+
+    // A templated export with the scheme in front is an upload another user can read back, hints included.
+    const template = { outputFormat: "protocol://ip:port:username:password" };
+    const withScheme = await h.http.post("/api/user/export").set("Authorization", `Bearer ${token}`).send(template);
+    expect(withScheme.status).toBe(200);
+    const other = await h.register();
+    const reupload = await h.http
+      .post("/api/addProxies")
+      .set("Authorization", `Bearer ${other.token}`)
+      .attach("file", Buffer.from(withScheme.text, "utf8"), "exported.txt");
+    expect(reupload.body).toMatchObject({ proxyCount: expected.size, details: { parsedCount: expected.size, invalidFormatCount: 0 } });
+    const again = await h.http.post("/api/user/export").set("Authorization", `Bearer ${other.token}`).send(template);
+    const sorted = (text: string): string[] => text.split("\n").filter((l) => l !== "").sort();
+    expect(sorted(again.text)).toEqual(sorted(withScheme.text));
   });
 });
