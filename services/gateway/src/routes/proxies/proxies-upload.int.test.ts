@@ -161,6 +161,27 @@ describe("POST /api/addProxies", () => {
     expect(await storedProxies(h)).toHaveLength(0);
   });
 
+  it("answers 400 to a body that ends inside a file part, whether its handler has it yet or the part is skipped", async () => {
+    const boundary = "----roost-truncated";
+    const part = (name: string, content: string, filename?: string): string =>
+      `--${boundary}\r\nContent-Disposition: form-data; name="${name}"${filename ? `; filename="${filename}"` : ""}\r\n\r\n${content}\r\n`;
+    const bodies = [
+      // A file under a name the upload does not read: its stream is skipped, never handed to a handler.
+      part("clipboardProxies", "8.8.8.8:80", "a.txt"),
+      // A `file` part queued behind a text field whose handler is still storing it.
+      `${part("proxyTextarea", "8.8.8.8:80")}--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="p.txt"\r\n\r\n9.9.9.9:80\n`,
+      // Only a file part's head.
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="p.txt"\r\n\r\n`,
+    ];
+    for (const body of bodies) {
+      const res = await upload().set("Content-Type", `multipart/form-data; boundary=${boundary}`).send(body);
+      expect([body, res.status, res.body]).toEqual([body, 400, { error: expect.any(String) }]);
+    }
+    // The gateway is still up, and nothing of the broken bodies was stored.
+    const count = await h.http.get("/api/getProxyCount").set("Authorization", `Bearer ${token}`);
+    expect(count.body).toBe(0);
+  });
+
   it("refuses reserved ranges and blacklist_ranges rows, counting them among the parsed", async () => {
     await h.db.pool.query(`INSERT INTO blacklist_ranges (cidr, source) VALUES ('8.8.4.0/24', 'test'), ('1.1.1.1/32', 'test')`);
     const res = await upload().field(

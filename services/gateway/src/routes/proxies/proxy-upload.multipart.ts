@@ -81,11 +81,23 @@ export function readMultipartUpload(req: IncomingMessage, maxBytes: number, hand
 
     parser.on("file", (name, stream) => {
       stream.on("limit", () => stop(new UploadTooLargeError("upload too large")));
+      // A body that ends inside this part errors its stream ("Unexpected end of form"), and an
+      // error event nobody listens to ends the process. A skipped part never gets a handler, and a
+      // `file` part gets its handler only once the parts before it are done: until then the
+      // error is ours (the parser's own error event says the same). Once the handler runs, it is
+      // the handler's, which may also have destroyed the stream with its own error.
+      let handled = false;
+      stream.on("error", () => {
+        if (!handled) stop(new MalformedUploadError("Malformed multipart/form-data request"));
+      });
       if (name !== UPLOAD_FILE_FIELD) {
         stream.resume();
         return;
       }
-      run(() => handlers.file(stream));
+      run(() => {
+        handled = true;
+        return handlers.file(stream);
+      });
     });
     parser.on("field", (name, value, info) => {
       if (info.valueTruncated) {
