@@ -176,7 +176,8 @@ describe("GET /api/getDashboardInfo", () => {
 
     // Enough single-row statements to pile up the delta log; a read folds it.
     for (let i = 0; i < FOLD_SLACK_ROWS; i++) {
-      await h.db.pool.query(`UPDATE proxies SET country = $2 WHERE id = $1`, [ids[5 + (i % 15)], i % 3 ? "CA" : "MX"]);
+      // Every visit moves the proxy to the other country, so every statement logs two rows.
+      await h.db.pool.query(`UPDATE proxies SET country = $2 WHERE id = $1`, [ids[5 + (i % 15)], Math.floor(i / 15) % 2 ? "CA" : "MX"]);
     }
     const logRows = async () =>
       (await h.db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM user_proxy_counts WHERE user_id = $1`, [alice.userId]))
@@ -184,7 +185,9 @@ describe("GET /api/getDashboardInfo", () => {
     expect(await logRows()).toBeGreaterThan(FOLD_SLACK_ROWS);
     const expected = await groundTruth(alice.userId);
     expect(await dashboard(alice.token)).toMatchObject(expected);
-    const keys = expected.country_breakdown.length + Object.values(expected.reputation_breakdown).filter((n) => n > 0).length;
+    // Plus the alive dimension (the list's Alive / Dead totals): one row per status present.
+    const statuses = (await h.db.pool.query<{ n: number }>(`SELECT count(DISTINCT alive)::int AS n FROM proxies WHERE user_id = $1`, [alice.userId])).rows[0]!.n;
+    const keys = expected.country_breakdown.length + Object.values(expected.reputation_breakdown).filter((n) => n > 0).length + statuses;
     expect(await logRows()).toBe(keys);
     expect(await dashboard(alice.token)).toMatchObject(expected);
     expect(await dashboard(bob.token)).toMatchObject(await groundTruth(bob.userId));

@@ -64,6 +64,8 @@ export interface ProxyCounts {
   counts: { dimension: CountDimension; value: string; count: number }[];
   /** Rows of the delta log read to get them (decides when to fold). */
   logRows: number;
+  /** Keys with a non-zero count in every dimension, the list's `alive` included: the rows a fold leaves. */
+  keys: number;
 }
 
 /** Current per-country and per-reputation-label proxy counts of a user. */
@@ -74,15 +76,17 @@ export async function readProxyCounts(db: DbHandle, userId: number): Promise<Pro
     WHERE user_id = ${userId}
     GROUP BY dimension, value`;
   let logRows = 0;
+  let keys = 0;
   const counts: ProxyCounts["counts"] = [];
   for (const row of rows) {
     logRows += row.log_rows;
     const count = Number(row.count);
+    if (count !== 0) keys++;
     if (count !== 0 && (row.dimension === "country" || row.dimension === "reputation")) {
       counts.push({ dimension: row.dimension, value: row.value, count });
     }
   }
-  return { counts, logRows };
+  return { counts, logRows, keys };
 }
 
 /**

@@ -46,7 +46,7 @@ export async function getDashboardInfo(db: DbHandle, userId: number, now: Date =
   }
   countries.sort((a, b) => b.count - a.count || (a.country < b.country ? -1 : a.country > b.country ? 1 : 0));
 
-  if (proxyCounts.logRows > proxyCounts.counts.length + FOLD_SLACK_ROWS) await foldProxyCounts(db, userId);
+  if (proxyCounts.logRows > proxyCounts.keys + FOLD_SLACK_ROWS) await foldProxyCounts(db, userId);
 
   const info: DashboardInfo = {
     total_checks: totals.checks,

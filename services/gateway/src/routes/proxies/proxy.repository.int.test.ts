@@ -3,7 +3,7 @@ import { startGatewayHarness, type GatewayHarness } from "../../test-support/gat
 import { userIdOfToken } from "../../test-support/proxy-fixtures.js";
 import { parseProxyFilters } from "./proxy-query.service.js";
 import { proxyPageJson } from "./proxy-page-json.js";
-import { countMatchingProxies, FOLD_THRESHOLD, selectProxyPage, selectProxyPageText } from "./proxy.repository.js";
+import { countMatchingProxies, FOLD_THRESHOLD, foldUserCounters, selectProxyPage, selectProxyPageText } from "./proxy.repository.js";
 
 /** The ids of a page read as one text value, through the writer the route uses. */
 const idsOf = (page: string | null): string[] =>
@@ -85,5 +85,84 @@ describe("selectProxyPageText, unfiltered (ids from roost_proxy_page_ids, one ca
     expect(ids).toHaveLength(100);
     const owners = await h.db.pool.query<{ user_id: number }>("SELECT DISTINCT user_id FROM proxies WHERE id = ANY($1::int[])", [ids]);
     expect(owners.rows).toEqual([{ user_id: otherId }]);
+  });
+});
+
+describe("totals of the Alive / Dead filter (the counters' alive dimension)", () => {
+  let h: GatewayHarness;
+  let userId: number;
+  let otherId: number;
+  const alive = parseProxyFilters({ status: "alive" });
+  const dead = parseProxyFilters({ status: "dead" });
+
+  beforeAll(async () => {
+    h = await startGatewayHarness();
+    userId = await userIdOfToken(h, (await h.register()).token);
+    otherId = await userIdOfToken(h, (await h.register()).token);
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  /** count(*) of each status, the ground truth. */
+  const truth = async (owner: number) => {
+    const { rows } = await h.db.pool.query<{ alive: number; dead: number }>(
+      "SELECT count(*) FILTER (WHERE alive)::int AS alive, count(*) FILTER (WHERE NOT alive)::int AS dead FROM proxies WHERE user_id = $1",
+      [owner],
+    );
+    return rows[0];
+  };
+  const totals = async (owner: number) => ({
+    alive: (await selectProxyPageText(h.db.pool, owner, alive, 40, 0)).total,
+    dead: (await selectProxyPageText(h.db.pool, owner, dead, 40, 0)).total,
+  });
+
+  it("stays exact through inserts, flips both ways, deletes and a fold, per user", async () => {
+    // Each user: 300 proxies, every third alive.
+    for (const owner of [userId, otherId]) {
+      await h.db.pool.query(
+        `INSERT INTO proxies (user_id, ip, port, alive, alive_protocols)
+         SELECT $1::int, '11.' || $1::int || '.' || (g / 256) || '.' || (g % 256), 8080, g % 3 = 0, CASE WHEN g % 3 = 0 THEN 1 ELSE 0 END
+           FROM generate_series(1, 300) g`,
+        [owner],
+      );
+    }
+    expect(await totals(userId)).toEqual(await truth(userId));
+    // A checker batch: some die, some come alive, some stay as they were.
+    await h.db.pool.query(
+      `UPDATE proxies SET alive = NOT alive, alive_protocols = CASE WHEN alive THEN 0 ELSE 8 END WHERE user_id = $1 AND id % 5 = 0`,
+      [userId],
+    );
+    await h.db.pool.query("UPDATE proxies SET response_time = 100 WHERE user_id = $1 AND alive", [userId]);
+    await h.db.pool.query("DELETE FROM proxies WHERE user_id = $1 AND id % 7 = 0", [userId]);
+    const expected = await truth(userId);
+    expect(expected).not.toEqual({ alive: 100, dead: 200 });
+    expect(await totals(userId)).toEqual(expected);
+    expect(await countMatchingProxies(h.db.pool, userId, alive)).toBe(expected?.alive);
+    expect(await countMatchingProxies(h.db.pool, userId, dead)).toBe(expected?.dead);
+    // The other user's counts did not move.
+    expect(await totals(otherId)).toEqual({ alive: 100, dead: 200 });
+    // A page past the end still has the true total.
+    expect((await selectProxyPageText(h.db.pool, userId, dead, 40, 10_000)).total).toBe(expected?.dead);
+    // Folded into one row per key, the same.
+    await foldUserCounters(h.db.pool, userId);
+    const { rows } = await h.db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM user_proxy_counts WHERE user_id = $1 AND dimension = 'alive'", [userId]);
+    expect(rows[0]?.n).toBe(2);
+    expect(await totals(userId)).toEqual(expected);
+  });
+
+  it("reads the counters, not a count(*)", async () => {
+    const before = await totals(userId);
+    await h.db.pool.query("INSERT INTO user_proxy_counts (user_id, dimension, value, delta) VALUES ($1, 'alive', 'false', 1000)", [userId]);
+    try {
+      expect(await totals(userId)).toEqual({ alive: before.alive, dead: before.dead + 1000 });
+      expect(await countMatchingProxies(h.db.pool, userId, dead)).toBe(before.dead + 1000);
+    } finally {
+      await h.db.pool.query("DELETE FROM user_proxy_counts WHERE user_id = $1 AND dimension = 'alive' AND delta = 1000", [userId]);
+    }
+    // With another filter beside the status, the total is a count(*) again.
+    const aliveInUs = parseProxyFilters({ status: "alive", country: "US" });
+    const { rows } = await h.db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM proxies WHERE user_id = $1 AND alive AND country = 'US'", [userId]);
+    expect(await countMatchingProxies(h.db.pool, userId, aliveInUs)).toBe(rows[0]?.n);
   });
 });

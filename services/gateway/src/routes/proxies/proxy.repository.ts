@@ -122,21 +122,23 @@ const pageStatement = (from: string): string => `SELECT string_agg(ROW(${TUPLE_C
 /** The unfiltered page's statement text, kept after its first use (its values are all parameters). */
 let unfilteredPageText: string | undefined;
 
+/** The dimensions of `user_proxy_counts` (migrations 20261123000000 and 20261126100000). */
+type CounterDimension = "country" | "reputation" | "alive";
+
 /** Which counters hold the total of these filters, or null when only a count(*) has it. */
-function totalFromCounters(filters: ProxyFilters): { dimension: "country" | "reputation"; keys: string[] | null } | null {
+function totalFromCounters(filters: ProxyFilters): { dimension: CounterDimension; keys: string[] | null } | null {
   if (isUnfiltered(filters)) return { dimension: "country", keys: null };
   if (isUnfiltered({ ...filters, countries: [] })) return { dimension: "country", keys: filters.countries };
   if (isUnfiltered({ ...filters, reputation: [] })) return { dimension: "reputation", keys: filters.reputation };
+  // The Alive / Dead tabs: the capture function logs `alive` as 'true' or 'false'.
+  if (isUnfiltered({ ...filters, status: undefined })) return { dimension: "alive", keys: [filters.status === "alive" ? "true" : "false"] };
   return null;
 }
 
 /** Rows matching the filters; unfiltered and single-dimension counts come from the per-user counters. */
 export async function countMatchingProxies(pool: SqlPool, userId: number, filters: ProxyFilters): Promise<number> {
-  if (isUnfiltered(filters)) return countUserProxies(pool, userId);
-  const onlyCountries = isUnfiltered({ ...filters, countries: [] });
-  const onlyReputation = isUnfiltered({ ...filters, reputation: [] });
-  if (onlyCountries) return counterSum(pool, userId, "country", filters.countries);
-  if (onlyReputation) return counterSum(pool, userId, "reputation", filters.reputation);
+  const counter = totalFromCounters(filters);
+  if (counter) return counterSum(pool, userId, counter.dimension, counter.keys);
   const where = buildProxyWhere(userId, filters);
   const { rows } = await pool.query<{ total: string }>(`SELECT count(*) AS total FROM proxies p WHERE ${where.text}`, where.params);
   return Number(rows[0]?.total ?? 0);
@@ -157,7 +159,7 @@ export async function countUserProxies(pool: SqlPool, userId: number): Promise<n
   return counterSum(pool, userId, "country", null);
 }
 
-async function counterSum(pool: SqlPool, userId: number, dimension: "country" | "reputation", keys: string[] | null): Promise<number> {
+async function counterSum(pool: SqlPool, userId: number, dimension: CounterDimension, keys: string[] | null): Promise<number> {
   const { rows } = await pool.query<{ total: string | null; row_count: number }>(
     `SELECT sum(delta) FILTER (WHERE $3::text[] IS NULL OR value = ANY($3::text[])) AS total, count(*)::int AS row_count
        FROM user_proxy_counts WHERE user_id = $1 AND dimension = $2`,
