@@ -118,15 +118,14 @@ describe("totals of the Alive / Dead filter (the counters' alive dimension)", ()
   });
 
   it("stays exact through inserts, flips both ways, deletes and a fold, per user", async () => {
-    // Each user: 300 proxies, every third alive.
-    for (const owner of [userId, otherId]) {
-      await h.db.pool.query(
-        `INSERT INTO proxies (user_id, ip, port, alive, alive_protocols)
-         SELECT $1::int, '11.' || $1::int || '.' || (g / 256) || '.' || (g % 256), 8080, g % 3 = 0, CASE WHEN g % 3 = 0 THEN 1 ELSE 0 END
-           FROM generate_series(1, 300) g`,
-        [owner],
-      );
-    }
+    // Each user: 300 proxies, every third alive, the two users' rows interleaved in id order.
+    await h.db.pool.query(
+      `INSERT INTO proxies (user_id, ip, port, alive, alive_protocols)
+       SELECT CASE WHEN g % 2 = 0 THEN $1::int ELSE $2::int END, '11.' || (g % 2) || '.' || (g / 256) || '.' || (g % 256), 8080,
+              (g / 2) % 3 = 0, CASE WHEN (g / 2) % 3 = 0 THEN 1 ELSE 0 END
+         FROM generate_series(0, 599) g`,
+      [userId, otherId],
+    );
     expect(await totals(userId)).toEqual(await truth(userId));
     // A checker batch: some die, some come alive, some stay as they were.
     await h.db.pool.query(
@@ -149,6 +148,29 @@ describe("totals of the Alive / Dead filter (the counters' alive dimension)", ()
     const { rows } = await h.db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM user_proxy_counts WHERE user_id = $1 AND dimension = 'alive'", [userId]);
     expect(rows[0]?.n).toBe(2);
     expect(await totals(userId)).toEqual(expected);
+  });
+
+  it("gives the rows of LIMIT/OFFSET paging from the prepared statement, on every run and after it settles on a generic plan", async () => {
+    const client = await h.db.pool.connect();
+    try {
+      const pages: [limit: number, offset: number][] = [[7, 0], [40, 0], [40, 40], [1, 150], [100, 0], [40, 5_000], [3, 30], [40, 80], [7, 7], [40, 60]];
+      for (const filters of [alive, dead]) {
+        for (const [limit, offset] of pages) {
+          const { page, total } = await selectProxyPageText(client, userId, filters, limit, offset);
+          const want = (await selectProxyPage(client, userId, filters, limit, offset)).map((r) => String(r.id));
+          expect({ status: filters.status, limit, offset, ids: idsOf(page) }).toEqual({ status: filters.status, limit, offset, ids: want });
+          expect(total).toBe(await countMatchingProxies(client, userId, filters));
+        }
+      }
+      // Never the other user's rows.
+      const { page } = await selectProxyPageText(client, otherId, dead, 100, 0);
+      const owners = await client.query<{ user_id: number }>("SELECT DISTINCT user_id FROM proxies WHERE id = ANY($1::int[])", [idsOf(page).map(Number)]);
+      expect(owners.rows).toEqual([{ user_id: otherId }]);
+      const { rows } = await client.query<{ generic_plans: string }>("SELECT generic_plans FROM pg_prepared_statements WHERE name = 'roost_proxy_page_status'");
+      expect(Number(rows[0]?.generic_plans)).toBeGreaterThan(0);
+    } finally {
+      client.release();
+    }
   });
 
   it("reads the counters, not a count(*)", async () => {

@@ -89,20 +89,29 @@ export async function selectProxyPageText(
   }
   const counted = counter ? null : countMatchingProxies(pool, userId, filters);
   counted?.catch(() => undefined);
-  const unfiltered = isUnfiltered(filters);
-  // The unfiltered page (most requests) is a prepared statement that keeps one plan: its ids come from
-  // roost_proxy_page_ids (migration 20261125000000), so nothing in it is re-planned per page.
-  const from = unfiltered
-    ? `proxies p CROSS JOIN ${total} c WHERE p.id = ANY(roost_proxy_page_ids($3, $1, $2))`
-    : `(SELECT p.id FROM proxies p WHERE ${where.text} ORDER BY p.id LIMIT $1 OFFSET $2) page
+  // The unfiltered page (most requests) and the Alive / Dead tabs are prepared statements that keep one
+  // plan: their ids come from roost_proxy_page_ids and roost_proxy_status_page_ids (migrations
+  // 20261125000000 and 20261126200000), so nothing in them is re-planned per page. Their texts are the
+  // same for every request: kept, so the driver's check that a name keeps its text compares one string
+  // with itself instead of flattening a new one each time.
+  let name: string | undefined;
+  let text: string;
+  if (isUnfiltered(filters)) {
+    name = "roost_proxy_page_unfiltered";
+    text = unfilteredPageText ??= pageStatement(`proxies p CROSS JOIN ${total} c WHERE p.id = ANY(roost_proxy_page_ids($3, $1, $2))`);
+  } else if (counter?.dimension === "alive") {
+    const wantAlive = next(filters.status === "alive");
+    name = "roost_proxy_page_status";
+    text = statusPageText ??= pageStatement(`proxies p CROSS JOIN ${total} c WHERE p.id = ANY(roost_proxy_status_page_ids($3, ${wantAlive}::boolean, $1, $2))`);
+  } else {
+    text = pageStatement(`(SELECT p.id FROM proxies p WHERE ${where.text} ORDER BY p.id LIMIT $1 OFFSET $2) page
        JOIN proxies p ON p.id = page.id
-       CROSS JOIN ${total} c`;
+       CROSS JOIN ${total} c`);
+  }
   // Grouped by the one total row: an empty page gives no row at all.
   const result = await pool.query<[page: string, total: string | null, counterRows: string]>({
-    name: unfiltered ? "roost_proxy_page_unfiltered" : undefined,
-    // The prepared statement's text is the same for every request: kept, so the driver's check that a
-    // name keeps its text compares one string with itself instead of flattening a new one each time.
-    text: unfiltered ? (unfilteredPageText ??= pageStatement(from)) : pageStatement(from),
+    name,
+    text,
     values: params,
     rowMode: "array",
     types: RAW_TEXT,
@@ -119,8 +128,9 @@ const pageStatement = (from: string): string => `SELECT string_agg(ROW(${TUPLE_C
        FROM ${from}
       GROUP BY c.total, c.row_count`;
 
-/** The unfiltered page's statement text, kept after its first use (its values are all parameters). */
+/** The unfiltered page's and the status-only page's statement texts, kept after their first use (their values are all parameters). */
 let unfilteredPageText: string | undefined;
+let statusPageText: string | undefined;
 
 /** The dimensions of `user_proxy_counts` (migrations 20261123000000 and 20261126100000). */
 type CounterDimension = "country" | "reputation" | "alive";
