@@ -142,6 +142,20 @@ describe("HTTP pipeline", () => {
     expect((await h.http.post("/api/login").send({ email: "a@example.com", password: "Wrong-Password-1" })).status).toBe(401);
   });
 
+  it("takes multipart on the upload routes only: a multipart export or delete is a 400, not a request without filters", async () => {
+    const { token } = await h.register();
+    const auth = `Bearer ${token}`;
+    const upload = await h.http.post("/API/addProxies/").set("Authorization", auth).field("proxyTextarea", "8.8.8.8:80\n8.8.4.4:80");
+    expect(upload.status).toBe(200);
+    const exported = await h.http.post("/api/user/export").set("Authorization", auth).field("proxyStatus", "alive").field("outputFormat", "json");
+    expect([exported.status, exported.body]).toEqual([400, { error: expect.stringMatching(/Content-Type: application\/json/) }]);
+    const deleted = await h.http.delete("/api/proxies").set("Authorization", auth).field("scope", "all");
+    expect([deleted.status, deleted.body]).toEqual([400, { error: expect.stringMatching(/Content-Type: application\/json/) }]);
+    const settings = await h.http.post("/api/user/settings").set("Authorization", auth).field("timeout", "5000");
+    expect(settings.status).toBe(400);
+    expect((await h.http.get("/api/getProxyCount").set("Authorization", auth)).body).toBe(2);
+  });
+
   it("stop() lets an in-flight request finish while refusing new connections", async () => {
     const { port } = await h.service.start();
     const body = JSON.stringify({ email: "nobody@example.com", password: "Wrong-Password-1" });
