@@ -276,6 +276,24 @@ describe("LineSplitter", () => {
     expect(lines.map(classifyLine).map((v) => (v.kind === "invalid" ? v.reason : v.kind))).toEqual(["empty", "empty", "invalidFormat"]);
   });
 
+  it("reads a proxy whose trailing comment runs past the cap, and no line whose comment starts beyond it", () => {
+    const comment = "c".repeat(10000);
+    const lines = split(
+      [
+        `45.1.2.3:8080 # ${comment}\n`,
+        `\uFEFFsocks5://u:p@45.1.2.4:1080\t#${comment}\r\n`,
+        `45.1.2.5:8080 :bogus # ${comment}\n`,
+        `45.1.2.6:8080${"x".repeat(5000)} # ${comment}\n`,
+      ],
+      4096,
+    );
+    expect(lines.map((l) => l.overlong)).toEqual([true, true, true, true]);
+    const verdicts = lines.map(classifyLine);
+    expect(verdicts.map((v) => (v.kind === "invalid" ? v.reason : v.kind))).toEqual(["proxy", "proxy", "invalidFormat", "invalidFormat"]);
+    expect(verdicts[0]).toEqual(parseProxyLine("45.1.2.3:8080"));
+    expect(verdicts[1]).toEqual(parseProxyLine("socks5://u:p@45.1.2.4:1080"));
+  });
+
   it("classifies every one of 400k lines pushed in 64 KiB chunks (lines straddling every chunk boundary)", () => {
     const body = Buffer.from(Array.from({ length: 400_000 }, (_, i) => `${(i >>> 16) + 1}.${(i >>> 8) & 255}.${i & 255}.1:${1000 + (i % 60000)}`).join("\n"));
     const splitter = new LineSplitter();

@@ -319,12 +319,16 @@ export function scanCommonLine(text: string, out: CommonLine): boolean {
 }
 
 /**
- * The verdict for a line from the splitter: an overlong line is a comment or
- * blank (not counted) or else an invalid format, whatever its beginning says.
+ * The verdict for a line from the splitter. Of an overlong line only its
+ * beginning was kept: a comment or a blank line is not counted; a line whose
+ * trailing comment starts within that beginning is read like any other (what
+ * follows the comment's start cannot change the verdict); anything else is an
+ * invalid format, whatever its beginning says.
  */
 export function classifyLine(line: SplitLine): LineVerdict {
   if (!line.overlong) return parseProxyLine(line.text);
   if (line.blank) return EMPTY;
   const start = (line.text.charCodeAt(0) === 0xfeff ? line.text.slice(1) : line.text).trimStart();
-  return start.startsWith("#") ? EMPTY : INVALID_FORMAT;
+  if (start.startsWith("#")) return EMPTY;
+  return COMMENT_AFTER_SPACE.test(start) ? parseProxyLine(line.text) : INVALID_FORMAT;
 }
