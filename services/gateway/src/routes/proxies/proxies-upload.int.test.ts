@@ -158,6 +158,14 @@ describe("POST /api/addProxies", () => {
     expect(empty.status).toBe(400);
     const notMultipart = await upload().set("Content-Type", "text/plain").send("8.8.8.8:80");
     expect(notMultipart.status).toBe(400);
+    // Blank lines and comments only, in every kind of input: nothing to count is no input.
+    const blank = await upload()
+      .attach("file", Buffer.from("\uFEFF# nothing here\r\n\r\n   \t\n"), { filename: "blank.txt", contentType: "text/plain" })
+      .field("proxyTextarea", "   \n\t\n")
+      .field("clipboardProxies", "# 8.8.8.8:80");
+    expect([blank.status, blank.body]).toEqual([400, { error: expect.stringContaining("empty or a comment") }]);
+    const blankJson = await upload().send({ proxyTextarea: " \n# 8.8.8.8:80\n" });
+    expect([blankJson.status, blankJson.body]).toEqual([400, { error: expect.stringContaining("empty or a comment") }]);
     expect(await storedProxies(h)).toHaveLength(0);
   });
 

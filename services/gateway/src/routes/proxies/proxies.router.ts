@@ -127,6 +127,8 @@ export function proxiesRouter(deps: GatewayDeps, { auth }: Guards): Router {
       }
       const current = upload.session;
       if (current === null || upload.inputs === 0) throw badRequest("No proxies submitted: send file, proxyTextarea or clipboardProxies");
+      // Whitespace and comments only is no input either (the session holds nothing to store; the catch rolls it back).
+      if (current.submittedCount === 0) throw badRequest("No proxies submitted: every line was empty or a comment");
       const outcome = await current.commit();
       // Redis and PostgreSQL at once: neither fails the request (each logs its failure).
       await Promise.all([enqueueFirstChecks(deps.queues, log, userId, outcome.newProxyIds), compactCountersAfterUpload(db.pool, log, userId)]);

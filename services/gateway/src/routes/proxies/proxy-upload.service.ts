@@ -205,6 +205,11 @@ export class ProxyUploadSession {
     this.splitter.end(this.onLine);
   }
 
+  /** Lines counted so far (every part ended: all of them); 0 when each line was empty or a comment. */
+  get submittedCount(): number {
+    return this.counts.submittedCount;
+  }
+
   /** Stores what is left, commits, and reports. */
   async commit(): Promise<UploadOutcome> {
     this.assertOpen();
