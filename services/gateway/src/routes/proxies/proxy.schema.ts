@@ -62,8 +62,14 @@ export type ExportRequest = z.output<typeof exportRequestSchema>;
 /** Delete Mode A: a JSON array of ids. */
 export const deleteModeASchema = ids;
 
-/** Delete Mode B: the filter object plus `scope`. */
-export const deleteModeBSchema = bulkFilterSchema.extend({
-  scope: z.enum(["selected", "all"]).nullish(),
-});
+/**
+ * Delete Mode B: the filter object plus `scope`. Strict, unlike export's: a
+ * misspelled filter (`status` for `proxyStatus`) beside `scope: "all"` would
+ * otherwise be dropped and the delete widened to every proxy of the caller.
+ */
+export const deleteModeBSchema = bulkFilterSchema
+  .extend({
+    scope: z.enum(["selected", "all"]).nullish(),
+  })
+  .strict();
 export type DeleteModeB = z.output<typeof deleteModeBSchema>;
