@@ -118,6 +118,89 @@ describe("POST /api/graphql", () => {
     expect(rest.body).toMatchObject((res.body as GraphqlBody).data?.dashboard ?? {});
   });
 
+  it("refuses judge URLs on the website blacklist, subdomains included, with BAD_USER_INPUT and saves nothing", async () => {
+    // `token` is the admin (first user); the blacklist is global, so it is emptied again afterwards.
+    await h.http.post("/api/saveSettings").set("Authorization", `Bearer ${token}`).send({ website_blacklist: ["blocked.example"] }).expect(200);
+    try {
+      const me = await h.register();
+      const settings = async () => (await h.http.get("/api/user/settings").set("Authorization", `Bearer ${me.token}`)).body as Record<string, unknown>;
+      const before = await settings();
+      const mutation = "mutation Save($input: UserSettingsInput!) { updateUserSettings(input: $input) { timeout judges { url } } }";
+      for (const blockedUrl of ["http://blocked.example/azenv", "https://judge.eu.blocked.example/"]) {
+        const judges = [
+          { url: "http://judge.good.example/", regex: "default" },
+          { url: blockedUrl, regex: "default" },
+          { url: "http://notblocked.example/", regex: "default" }, // a look-alike host, not a subdomain
+        ];
+        const res = await gql(mutation, { input: { timeout: 9000, judges } }, me.token);
+        expect(res.status).toBe(200);
+        expect(res.body).toEqual({
+          data: null,
+          errors: [
+            expect.objectContaining({
+              message: expect.any(String),
+              extensions: { code: "BAD_USER_INPUT", blocked_judges: [blockedUrl], website_blacklist: ["blocked.example"] },
+            }),
+          ],
+        });
+        expect([blockedUrl, await settings()]).toEqual([blockedUrl, before]);
+      }
+    } finally {
+      await h.http.post("/api/saveSettings").set("Authorization", `Bearer ${token}`).send({ website_blacklist: [] }).expect(200);
+    }
+  });
+
+  it("gives every judge_valid_proxies field, and the whole dashboard, as GET /api/getDashboardInfo does", async () => {
+    // A fresh caller: other tests of this file add proxies to the shared user.
+    const me = await h.register();
+    const myId = (await h.http.get("/api/checkLogin").set("Authorization", `Bearer ${me.token}`)).body.user_id as number;
+    const other = await h.register();
+    const otherId = (await h.http.get("/api/checkLogin").set("Authorization", `Bearer ${other.token}`)).body.user_id as number;
+    await h.db.pool.query(
+      `INSERT INTO proxies (user_id, ip, port, country, reputation_label, reputation_score) VALUES ($1, '4.4.4.4', 8080, 'NL', 'good', 88.5)`,
+      [myId],
+    );
+    await h.db.pool.query(`INSERT INTO user_daily_stats (user_id, day, checks, scraped) VALUES ($1, current_date, 40, 6)`, [myId]);
+    const judgeDays: [number, number, string, number, number, number][] = [
+      // user, days ago, judge, elite, anonymous, transparent
+      [myId, 0, "http://judge-a.example/", 3_000_000_000, 2, 1], // past GraphQL's Int: a SafeInt
+      [myId, 10, "http://judge-a.example/", 5, 0, 4],
+      [myId, 0, "http://judge-c.example/", 0, 0, 8],
+      [myId, 1, "http://judge-b.example/", 1, 7, 0],
+      [otherId, 0, "http://judge-a.example/", 1000, 1000, 1000],
+      [otherId, 0, "http://judge-other.example/", 1, 1, 1],
+    ];
+    for (const [user, daysAgo, url, elite, anonymous, transparent] of judgeDays) {
+      await h.db.pool.query(
+        `INSERT INTO judge_daily_stats (user_id, day, judge_url, elite, anonymous, transparent) VALUES ($1, current_date - $2::int, $3, $4, $5, $6)`,
+        [user, daysAgo, url, elite, anonymous, transparent],
+      );
+    }
+    const res = await gql(
+      `{ dashboard {
+        total_checks total_scraped total_checks_week total_scraped_week
+        reputation_breakdown { good neutral poor unknown }
+        country_breakdown { country count }
+        judge_valid_proxies { judge_url elite_proxies anonymous_proxies transparent_proxies }
+        top_reputation_proxy { proxy_id ip port score label }
+      } }`,
+      undefined,
+      me.token,
+    );
+    expect(res.status).toBe(200);
+    expect((res.body as GraphqlBody).errors).toBeUndefined();
+    const dashboard = (res.body as GraphqlBody).data?.dashboard as Record<string, unknown>;
+    // Summed over every day, the caller's only; most proxies first, ties by URL.
+    expect(dashboard.judge_valid_proxies).toEqual([
+      { judge_url: "http://judge-a.example/", elite_proxies: 3_000_000_005, anonymous_proxies: 2, transparent_proxies: 5 },
+      { judge_url: "http://judge-b.example/", elite_proxies: 1, anonymous_proxies: 7, transparent_proxies: 0 },
+      { judge_url: "http://judge-c.example/", elite_proxies: 0, anonymous_proxies: 0, transparent_proxies: 8 },
+    ]);
+    const rest = await h.http.get("/api/getDashboardInfo").set("Authorization", `Bearer ${me.token}`);
+    expect(rest.status).toBe(200);
+    expect(dashboard).toEqual(rest.body);
+  });
+
   it("lists a filtered page of the caller's proxies with the REST rules", async () => {
     // A fresh caller: other tests of this file add proxies to the shared user.
     const me = await h.register();
@@ -306,7 +389,7 @@ describe("POST /api/graphql limits", () => {
 
   beforeAll(async () => {
     // Small limits so the real server's checks can be hit with this schema.
-    h = await startGatewayHarness({ GRAPHQL_MAX_DEPTH: "3", GRAPHQL_MAX_COST: "2000", GRAPHQL_MAX_QUERY_BYTES: "1024" });
+    h = await startGatewayHarness({ GRAPHQL_MAX_DEPTH: "3", GRAPHQL_MAX_COST: "2000", GRAPHQL_MAX_QUERY_BYTES: "1024", API_JSON_MAX_BODY_BYTES: "4096" });
     token = (await h.register()).token;
     const me = await h.http.get("/api/checkLogin").set("Authorization", `Bearer ${token}`);
     userId = (me.body as { user_id: number }).user_id;
@@ -327,6 +410,22 @@ describe("POST /api/graphql limits", () => {
     // Multi-byte characters count as bytes, not characters.
     const wide = await gql(`# ${"é".repeat(520)}\n${base}`);
     expect(wide.status).toBe(413);
+  });
+
+  it("answers 413 {error} for a whole body over API_JSON_MAX_BODY_BYTES whose query is under GRAPHQL_MAX_QUERY_BYTES", async () => {
+    const query = "{ viewer { user_id } }";
+    // Variables the operation does not declare are ignored by GraphQL: here they only make the body big.
+    const bodyWithPad = (padBytes: number) => JSON.stringify({ query, variables: { pad: "x".repeat(padBytes) } });
+    const send = (body: string) =>
+      h.http.post("/api/graphql").set("Content-Type", "application/json").set("Authorization", `Bearer ${token}`).send(body);
+    const padAtLimit = 4096 - Buffer.byteLength(bodyWithPad(0));
+    const atLimit = await send(bodyWithPad(padAtLimit));
+    expect(atLimit.status).toBe(200);
+    expect(atLimit.body).toEqual({ data: { viewer: { user_id: userId } } });
+    const over = await send(bodyWithPad(padAtLimit + 1));
+    expect(over.status).toBe(413);
+    expect(over.headers["content-type"]).toMatch(/^application\/json/);
+    expect(over.body).toEqual({ error: expect.any(String) });
   });
 
   it("refuses an operation deeper than GRAPHQL_MAX_DEPTH with a GraphQL validation error", async () => {

@@ -332,6 +332,32 @@ describe("delete and export", () => {
       expect(await exportText({}, other)).toBe("7.7.7.1:8080\n7.7.7.2:8080\n");
     });
 
+    it("treats an empty proxies or reputationLabels list as no restriction", async () => {
+      const everyProxy = "8.8.8.1:80\n8.8.8.2:1080\n8.8.8.3:4145\n9.9.9.4:1081\n9.9.9.5:3128\n";
+      for (const body of [{ proxies: [] }, { reputationLabels: [] }, { proxies: [], reputationLabels: [] }]) {
+        expect([body, await exportText(body)]).toEqual([body, everyProxy]);
+        expect([body, await exportText(body, other)]).toEqual([body, "7.7.7.1:8080\n7.7.7.2:8080\n"]);
+        // json runs a COPY with the filter inlined: the empty lists must not restrict it either.
+        const json = JSON.parse(await exportText({ ...body, outputFormat: "json" })) as { id: number }[];
+        expect([body, json.map((row) => row.id)]).toEqual([body, Object.values(ids)]);
+      }
+    });
+
+    it("with filter, one protocol and proxyStatus dead exports the dead proxies (none of them alive on it)", async () => {
+      // A proxy checked on http and socks5 and dead on both, next to the never-checked dead fixtures.
+      const checkedDead = await insertProxy(h.db.pool, userId, { ip: "9.9.9.6", port: 8000, attempt: 1, latestCheck: new Date() });
+      await insertProtocolStatus(h.db.pool, checkedDead, { protocol: "http", alive: false, attempt: 1 });
+      await insertProtocolStatus(h.db.pool, checkedDead, { protocol: "socks5", alive: false, attempt: 1 });
+      for (const protocol of ["http", "https", "socks4", "socks5"]) {
+        const body = { filter: true, [protocol]: true, proxyStatus: "dead" };
+        expect([protocol, await exportText(body)]).toEqual([protocol, "9.9.9.4:1081\n9.9.9.5:3128\n9.9.9.6:8000\n"]);
+        const json = JSON.parse(await exportText({ ...body, outputFormat: "json" })) as { id: number }[];
+        expect([protocol, json.map((row) => row.id)]).toEqual([protocol, [ids.deadHint, ids.deadPlain, checkedDead]]);
+      }
+      // The same protocol without proxyStatus keeps the proxies alive on it instead.
+      expect(await exportText({ filter: true, socks5: true })).toBe("8.8.8.2:1080\n");
+    });
+
     /** An export over a real socket: its status and first chunk, after which the client stops reading (the server must wait, not buffer the rest). */
     const startPausedExport = (port: number, body: object): Promise<{ status: number; received: number }> =>
       new Promise((resolve, reject) => {
@@ -416,12 +442,29 @@ describe("delete and export", () => {
       }
     });
 
-    it("answers 400 for a malformed request", async () => {
-      for (const body of [{ proxyStatus: "zombie" }, { reputationLabels: ["great"] }, { proxies: ["x"] }, { maxTimeout: -1 }, { outputFormat: 5 }]) {
-        const res = await authed("post", "/api/user/export").send(body);
-        expect([JSON.stringify(body), res.status]).toEqual([JSON.stringify(body), 400]);
+    it("answers 400 with a JSON {error} body for a malformed request", async () => {
+      const bodies: unknown[] = [
+        { proxyStatus: "zombie" },
+        { reputationLabels: ["great"] },
+        { proxies: ["x"] },
+        { proxies: [1.5] },
+        { maxTimeout: -1 },
+        { maxTimeout: 1.5 },
+        { filter: "yes" },
+        { outputFormat: 5 },
+        { outputFormat: "x".repeat(1001) }, // the limit is 1000 characters
+        [1, 2],
+      ];
+      for (const body of bodies) {
+        const res = await authed("post", "/api/user/export").set("Content-Type", "application/json").send(JSON.stringify(body));
+        const label = JSON.stringify(body).slice(0, 40);
+        expect([label, res.status, res.headers["content-type"], res.body]).toEqual([
+          label,
+          400,
+          expect.stringMatching(/^application\/json/),
+          { error: expect.any(String) },
+        ]);
       }
-      expect((await authed("post", "/api/user/export").set("Content-Type", "application/json").send("[1,2]")).status).toBe(400);
       expect((await h.http.post("/api/user/export").send({})).status).toBe(401);
     });
   });

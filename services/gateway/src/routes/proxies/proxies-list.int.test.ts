@@ -1,3 +1,4 @@
+import request from "supertest";
 import { startGatewayHarness, type GatewayHarness } from "../../test-support/gateway.harness.js";
 import { listProxies, parseProxyFilters } from "./proxy-query.service.js";
 import {
@@ -230,6 +231,53 @@ describe("proxy list, filters, detail and statistics", () => {
     }
   });
 
+  it("answers 400 {error} for pages and page sizes that are not one positive integer, through the fast path and the pipeline alike", async () => {
+    // h.http goes through the gateway's handler (fast path first); request(h.service.app) is Express alone.
+    const pipeline = request(h.service.app);
+    for (const path of [
+      "/api/getProxyPage/0",
+      "/api/getProxyPage/00",
+      "/api/getProxyPage/+1",
+      "/api/getProxyPage/1e2",
+      "/api/getProxyPage/-1",
+      "/api/getProxyPage/1.5",
+      "/api/getProxyPage/1?pageSize=10&pageSize=20",
+      "/api/getProxyPage/1?pageSize=",
+      "/api/getProxyPage/1?pageSize=2.0",
+    ]) {
+      const viaHandler = await get(path);
+      const viaExpress = await pipeline.get(path).set("Authorization", `Bearer ${token}`);
+      expect([path, viaHandler.status, viaExpress.status]).toEqual([path, 400, 400]);
+      expect([path, viaHandler.body]).toEqual([path, { error: expect.any(String) }]);
+      expect([path, viaHandler.text]).toEqual([path, viaExpress.text]);
+    }
+  });
+
+  it("ignores empty filter values: the same answer as without them, through the fast path and the pipeline alike", async () => {
+    const pipeline = request(h.service.app);
+    const cases: [string, string][] = [
+      ["status=", ""],
+      ["country=", ""],
+      ["maxTimeout=", ""],
+      ["reputation=", ""],
+      ["status=&country=&maxTimeout=&reputation=", ""],
+      ["status=alive&country=", "status=alive"],
+      ["country=US&status=&reputation=&maxTimeout=", "country=US"],
+    ];
+    const all = await list("");
+    expect(all.total).toBe(5);
+    expect(ipsOf(await list("status=alive"))).toEqual(["8.8.8.1", "8.8.8.2", "8.8.9.3"]);
+    for (const [withEmpty, without] of cases) {
+      const expected = await get(`/api/getProxyPage/1${without ? `?${without}` : ""}`);
+      expect(expected.status).toBe(200);
+      const viaHandler = await get(`/api/getProxyPage/1?${withEmpty}`);
+      const viaExpress = await pipeline.get(`/api/getProxyPage/1?${withEmpty}`).set("Authorization", `Bearer ${token}`);
+      expect([withEmpty, viaHandler.status, viaExpress.status]).toEqual([withEmpty, 200, 200]);
+      expect([withEmpty, viaHandler.text]).toEqual([withEmpty, expected.text]);
+      expect([withEmpty, viaExpress.text]).toEqual([withEmpty, expected.text]);
+    }
+  });
+
   it("counts the user's proxies as a bare integer and lists the filter values present", async () => {
     const count = await get("/api/getProxyCount");
     expect(count.status).toBe(200);
@@ -377,6 +425,41 @@ describe("proxy list, filters, detail and statistics", () => {
       for (const path of ["/api/proxies/abc", "/api/proxies/0", "/api/proxies/99999999999", `/api/proxies/${ids.b}/statistics/x`, `/api/proxies/${ids.b}/statistics/0`]) {
         expect([path, (await get(path)).status]).toEqual([path, 400]);
       }
+    });
+
+    it("answers 400 {error} for a repeated statistics limit and for ids past the columns' ranges", async () => {
+      for (const path of [
+        `/api/proxies/${ids.b}/statistics?limit=5&limit=6`,
+        `/api/proxies/${ids.b}/statistics?limit=5&limit=5`,
+        // statistic ids are int8: one past its maximum is malformed, not unknown.
+        `/api/proxies/${ids.b}/statistics/9223372036854775808`,
+        `/api/proxies/${ids.b}/statistics/99999999999999999999`,
+        // proxy ids are int4: one past 2^31 - 1 is malformed, on every route that takes one.
+        "/api/proxies/2147483648",
+        "/api/proxies/2147483648/statistics",
+        `/api/proxies/2147483648/statistics/${newest}`,
+      ]) {
+        const res = await get(path);
+        expect([path, res.status]).toEqual([path, 400]);
+        expect([path, res.body]).toEqual([path, { error: expect.any(String) }]);
+      }
+      // The largest ids of each range are well-formed: unknown, so 404.
+      for (const path of [`/api/proxies/${ids.b}/statistics/9223372036854775807`, "/api/proxies/2147483647/statistics", "/api/proxies/2147483647/statistics/1"]) {
+        const res = await get(path);
+        expect([path, res.status]).toEqual([path, 404]);
+        expect([path, res.body]).toEqual([path, { error: expect.any(String) }]);
+      }
+    });
+
+    it("answers 404 for another user's statistic asked for through that user's own proxy", async () => {
+      const { rows } = await h.db.pool.query<{ id: number }>("SELECT id FROM proxies WHERE user_id = $1 ORDER BY id LIMIT 1", [otherId]);
+      const theirProxy = rows[0]?.id ?? 0;
+      expect((await get(`/api/proxies/${theirProxy}`, other)).status).toBe(200);
+      const res = await get(`/api/proxies/${theirProxy}/statistics/${newest}`, other);
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ error: "Statistic not found" });
+      // The statistic itself exists and is the owner's, through the owner's proxy.
+      expect((await get(`/api/proxies/${ids.b}/statistics/${newest}`)).status).toBe(200);
     });
   });
 

@@ -62,7 +62,9 @@ describe("GET /api/getProxyPage fast path", () => {
 
   const answered = ["/api/getProxyPage/1", "/api/getProxyPage/2?pageSize=5", "/api/getProxyPage/1?status=alive&country=US&country=DE&reputation=good",
     "/api/getProxyPage/1?search=45.0.1", "/api/getProxyPage/1?search=45.0.3.4%3A8003", "/api/getProxyPage/1?pageSize=500&protocol=http&maxTimeout=105",
-    "/api/getProxyPage/999", "/api/getProxyPage/00001?unknown=1"];
+    "/api/getProxyPage/999", "/api/getProxyPage/00001?unknown=1",
+    // Empty filter values are ignored, not refused.
+    "/api/getProxyPage/1?status=&country=&maxTimeout=&reputation=", "/api/getProxyPage/1?status=alive&country=&maxTimeout="];
 
   it.each(answered)("answers %s itself, exactly as the pipeline does", async (path) => {
     const before = viaExpress;
@@ -86,6 +88,14 @@ describe("GET /api/getProxyPage fast path", () => {
     ["a malformed token", "/api/getProxyPage/1", { Authorization: "Bearer not.a.token" }],
     ["a page that is not a number", "/api/getProxyPage/abc", {}],
     ["page 0", "/api/getProxyPage/0", {}],
+    ["page 00", "/api/getProxyPage/00", {}],
+    ["page +1", "/api/getProxyPage/+1", {}],
+    ["page 1e2", "/api/getProxyPage/1e2", {}],
+    ["page -1", "/api/getProxyPage/-1", {}],
+    ["page 1.5", "/api/getProxyPage/1.5", {}],
+    ["a repeated page size", "/api/getProxyPage/1?pageSize=10&pageSize=20", {}],
+    ["an empty page size", "/api/getProxyPage/1?pageSize=", {}],
+    ["page size 2.0", "/api/getProxyPage/1?pageSize=2.0", {}],
     ["a bad page size", "/api/getProxyPage/1?pageSize=-1", {}],
     ["a bad filter", "/api/getProxyPage/1?status=sleeping", {}],
     ["a NUL in the query", "/api/getProxyPage/1?search=a%00b", {}],

@@ -174,6 +174,28 @@ describe("user settings", () => {
     expect(res.body.error).toMatch(/transport_protocol.*tcp/);
   });
 
+  it.each([
+    ["on the blacklisted host", "http://blocked.example/azenv"],
+    ["on a subdomain of it", "https://judge.eu.blocked.example/"],
+  ])("refuses a judge %s with 400 {error, blocked_judges, website_blacklist} and saves nothing", async (_case, blockedUrl) => {
+    const admin = await h.register();
+    await h.http.post("/api/saveSettings").set(bearer(admin.token)).send({ website_blacklist: ["Blocked.Example", "other.example"] }).expect(200);
+    const { token } = await h.register();
+    const before = await get(token);
+    const res = await post(token, {
+      timeout: 9000,
+      judges: [
+        { url: "http://judge.good.example/", regex: "default" },
+        { url: blockedUrl, regex: "default" },
+        { url: "http://notblocked.example/", regex: "default" }, // a look-alike host, not a subdomain
+      ],
+    });
+    expect(res.status).toBe(400);
+    expect(res.headers["content-type"]).toMatch(/^application\/json/);
+    expect(res.body).toEqual({ error: expect.any(String), blocked_judges: [blockedUrl], website_blacklist: ["blocked.example", "other.example"] });
+    expect(await get(token)).toEqual(before);
+  });
+
   it("keeps users apart: A's POST never changes B's settings", async () => {
     const a = await h.register();
     const b = await h.register();
