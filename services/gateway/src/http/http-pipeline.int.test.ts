@@ -153,6 +153,9 @@ describe("HTTP pipeline", () => {
     expect([deleted.status, deleted.body]).toEqual([400, { error: expect.stringMatching(/Content-Type: application\/json/) }]);
     const settings = await h.http.post("/api/user/settings").set("Authorization", auth).field("timeout", "5000");
     expect(settings.status).toBe(400);
+    // GraphQL reads its own body (before this check) and refuses anything but JSON too.
+    const graphql = await h.http.post("/api/graphql").set("Authorization", auth).field("query", "{ proxyCount }");
+    expect([graphql.status, graphql.body]).toEqual([400, { error: expect.any(String) }]);
     expect((await h.http.get("/api/getProxyCount").set("Authorization", auth)).body).toBe(2);
   });
 
