@@ -190,6 +190,24 @@ describe("POST /api/addProxies", () => {
     expect(count.body).toBe(0);
   });
 
+  it("answers 400 and stores nothing when an upload has more file parts or text fields than it takes, instead of dropping the rest", async () => {
+    // Parts within the limits: every one counted.
+    let within = upload();
+    for (let i = 0; i < 10; i++) within = within.attach("file", Buffer.from(`8.8.${i}.1:80\n`), { filename: `f${i}.txt`, contentType: "text/plain" });
+    const ok = await within;
+    expect([ok.status, (ok.body as UploadBody).details?.submittedCount]).toEqual([200, 10]);
+    await h.db.pool.query("DELETE FROM proxies");
+
+    let files = upload();
+    for (let i = 0; i < 12; i++) files = files.attach("file", Buffer.from(`8.8.${i}.1:80\n`), { filename: `f${i}.txt`, contentType: "text/plain" });
+    let fields = upload();
+    for (let i = 0; i < 101; i++) fields = fields.field("proxyTextarea", `8.9.${i}.1:80`);
+    for (const res of [await files, await fields]) {
+      expect([res.status, res.body]).toEqual([400, { error: "Too many parts: an upload takes at most 10 files and 100 text fields" }]);
+    }
+    expect(await storedProxies(h)).toHaveLength(0);
+  });
+
   it("refuses reserved ranges and blacklist_ranges rows, counting them among the parsed", async () => {
     await h.db.pool.query(`INSERT INTO blacklist_ranges (cidr, source) VALUES ('8.8.4.0/24', 'test'), ('1.1.1.1/32', 'test')`);
     const res = await upload().field(

@@ -12,6 +12,9 @@ export class MalformedUploadError extends Error {
   override readonly name = "MalformedUploadError";
 }
 
+/** Parts one upload may have: busboy skips any past these without a word, so passing one is a 400. */
+export const UPLOAD_PART_LIMITS = { files: 10, fields: 100 } as const;
+
 /** Multipart text fields that carry proxies (contract: POST /api/addProxies). */
 export const UPLOAD_TEXT_FIELDS = ["proxyTextarea", "clipboardProxies"] as const;
 export const UPLOAD_FILE_FIELD = "file";
@@ -30,8 +33,10 @@ export interface UploadPartHandlers {
  * `maxBytes`, which counts every byte of the body, boundaries included.
  * Rejects with UploadTooLargeError as soon as the body passes `maxBytes`
  * (the rest of the body is discarded unread), with MalformedUploadError for
- * a broken body, or with whatever a handler threw; it settles only after the
- * handler in progress has returned. Other parts are skipped.
+ * a broken body or one with more parts than UPLOAD_PART_LIMITS (busboy would
+ * drop the rest unread, and the answer would count fewer lines than were
+ * sent), or with whatever a handler threw; it settles only after the
+ * handler in progress has returned. Parts of other names are skipped.
  */
 export function readMultipartUpload(req: IncomingMessage, maxBytes: number, handlers: UploadPartHandlers): Promise<void> {
   return new Promise<void>((resolve, reject) => {
@@ -40,7 +45,7 @@ export function readMultipartUpload(req: IncomingMessage, maxBytes: number, hand
       parser = busboy({
         headers: req.headers,
         defParamCharset: "utf8",
-        limits: { fileSize: maxBytes, fieldSize: maxBytes, files: 10, fields: 100, parts: 110, fieldNameSize: 200 },
+        limits: { fileSize: maxBytes, fieldSize: maxBytes, ...UPLOAD_PART_LIMITS, fieldNameSize: 200 },
       });
     } catch {
       reject(new MalformedUploadError("Malformed multipart/form-data request"));
@@ -106,6 +111,10 @@ export function readMultipartUpload(req: IncomingMessage, maxBytes: number, hand
       }
       if ((UPLOAD_TEXT_FIELDS as readonly string[]).includes(name)) run(() => handlers.text(value));
     });
+    const tooMany = (): void =>
+      stop(new MalformedUploadError(`Too many parts: an upload takes at most ${UPLOAD_PART_LIMITS.files} files and ${UPLOAD_PART_LIMITS.fields} text fields`));
+    parser.on("filesLimit", tooMany);
+    parser.on("fieldsLimit", tooMany);
     parser.on("close", () => {
       void chain.then(() => stop());
     });
