@@ -152,6 +152,21 @@ describe("GET /api/getDashboardInfo", () => {
     expect(bobInfo.top_reputation_proxy).toMatchObject({ ip: "1.1.1.1", score: 99.5 });
   });
 
+  it("gives the top proxy's score as stored, every digit, as the list page gives it", async () => {
+    // A real keeps about seven significant digits; a numeric cast of it rounds to six.
+    for (const [score, stored] of [
+      [99.123456, 99.12346],
+      [87.3, 87.3],
+    ] as const) {
+      await h.db.pool.query("DELETE FROM proxies WHERE user_id = $1", [alice.userId]);
+      await insertProxy(alice.userId, "1.1.1.1", { country: "US", label: "good", score });
+      const top = (await dashboard(alice.token)).top_reputation_proxy as { score: number };
+      const page = await h.http.get("/api/getProxyPage/1").set("Authorization", `Bearer ${alice.token}`);
+      const listed = (page.body as { proxies: Array<{ reputation: { overall: { score: number } } }> }).proxies[0]!.reputation.overall.score;
+      expect([top.score, listed]).toEqual([stored, stored]);
+    }
+  });
+
   it("keeps the counts equal to a full scan through updates, upserts, deletes and folding", async () => {
     const ids: number[] = [];
     for (let i = 0; i < 20; i++) ids.push(await insertProxy(alice.userId, `2.0.0.${i}`, { country: i % 2 ? "US" : "BR" }));

@@ -117,9 +117,11 @@ export interface TopProxyRow {
 
 /** Highest overall reputation score among rated proxies (ties: lowest id); null when none is rated. */
 export async function readTopReputationProxy(db: DbHandle, userId: number): Promise<TopProxyRow | null> {
-  // real -> numeric keeps the score as stored (87.3, not 87.30000305).
+  // real -> text -> float8 keeps the score as stored and as the list and export write it:
+  // float4's text is its shortest exact form (87.3, not 87.30000305; 99.12346, where
+  // real -> numeric rounds to six digits, 99.1235).
   const rows = await db.$queryRaw<TopProxyRow[]>`
-    SELECT id, ip, port, reputation_score::numeric::float8 AS score, reputation_label AS label
+    SELECT id, ip, port, reputation_score::text::float8 AS score, reputation_label AS label
     FROM proxies
     WHERE user_id = ${userId} AND reputation_label <> 'unknown'
     ORDER BY reputation_score DESC, id ASC
