@@ -1,5 +1,6 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { waitFor } from "@roost/testkit";
 import { startGatewayHarness, type GatewayHarness } from "../../test-support/gateway.harness.js";
 
 interface UploadBody {
@@ -353,5 +354,84 @@ describe("POST /api/addProxies over the limit mid-stream", () => {
     expect(open.rowCount).toBe(0);
     const count = await h.http.get("/api/getProxyCount").set("Authorization", `Bearer ${token}`);
     expect(count.body).toBe(0);
+  });
+});
+
+describe("POST /api/addProxies while the account is deleted", () => {
+  let h: GatewayHarness;
+  beforeAll(async () => {
+    h = await startGatewayHarness();
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  it("answers 401 and stores nothing once the account is gone, even with a token that still verifies", async () => {
+    const { token } = await h.register();
+    const userId = await userIdOf(h, token);
+    // What a deletion that committed between the token check and the upload's transaction leaves.
+    await h.db.pool.query("INSERT INTO account_purges (user_id) VALUES ($1)", [userId]);
+    await h.db.pool.query("DELETE FROM users WHERE id = $1", [userId]);
+    const res = await h.http.post("/api/addProxies").set("Authorization", `Bearer ${token}`).field("proxyTextarea", "8.8.8.8:80");
+    expect([res.status, res.body]).toEqual([401, { error: "Invalid token" }]);
+    expect(await storedProxies(h, userId)).toHaveLength(0);
+  });
+
+  it("makes a deletion wait for an upload in progress, so the purge after it sees every row of the upload", async () => {
+    const { token, password } = await h.register();
+    const userId = await userIdOf(h, token);
+    const { port }: AddressInfo = await h.service.start();
+    const boundary = "----roost-held-upload";
+    let uploadStatus = 0;
+    const req = http.request({
+      host: "127.0.0.1",
+      port,
+      method: "POST",
+      path: "/api/addProxies",
+      headers: { Authorization: `Bearer ${token}`, "Content-Type": `multipart/form-data; boundary=${boundary}`, "Transfer-Encoding": "chunked" },
+    });
+    const uploaded = new Promise<void>((resolve, reject) => {
+      req.on("response", (res) => {
+        uploadStatus = res.statusCode ?? 0;
+        res.resume();
+        res.on("end", resolve);
+      });
+      req.on("error", reject);
+    });
+    req.write(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="p.txt"\r\n\r\n8.8.8.8:80\n8.8.4.4:80\n`);
+    // The upload's transaction is open and past its start (lock, user row, first look-ups) while the body is still coming.
+    await waitFor(
+      async () =>
+        (
+          await h.db.pool.query(
+            `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle in transaction'
+              AND query NOT ILIKE '%advisory%' AND query <> 'BEGIN'`,
+          )
+        ).rowCount === 1,
+      { what: "the upload's open transaction" },
+    );
+    let deleted = false;
+    const deletion = h.http
+      .post("/api/deleteAccount")
+      .set("Authorization", `Bearer ${token}`)
+      .send({ password })
+      .then((res) => {
+        deleted = true;
+        return res;
+      });
+    await waitFor(
+      async () =>
+        (await h.db.pool.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE 'DELETE FROM %users%'`)).rowCount === 1,
+      { what: "the account's deletion waiting for the upload" },
+    );
+    expect(deleted).toBe(false);
+    req.end(`1.1.1.1:80\r\n--${boundary}--\r\n`);
+    await uploaded;
+    const deletionResponse = await deletion;
+    await h.service.stop();
+    expect([uploadStatus, deletionResponse.status]).toEqual([200, 200]);
+    // Every row of the upload is in, and the account is queued for the purge that removes them.
+    expect(await storedProxies(h, userId)).toHaveLength(3);
+    expect((await h.db.pool.query("SELECT 1 FROM account_purges WHERE user_id = $1", [userId])).rowCount).toBe(1);
   });
 });

@@ -4,7 +4,7 @@ import { createUnknownGeoDatabase, type GeoDatabase } from "@roost/geo";
 import type { GatewayDeps } from "../../gateway.deps.js";
 import { authOf } from "../../http/auth.middleware.js";
 import type { Guards } from "../../http/guards.js";
-import { badRequest, HttpError, notFound } from "../../http/http-error.js";
+import { badRequest, HttpError, notFound, unauthorized } from "../../http/http-error.js";
 import { zodMessage } from "../../http/validation.js";
 import { deleteFiltersOf, deleteMessage, deleteProxies } from "./proxy-delete.service.js";
 import { parseOutputFormat } from "./proxy-export-format.js";
@@ -23,7 +23,7 @@ import {
 } from "./proxy-query.service.js";
 import { exportRequestSchema } from "./proxy.schema.js";
 import { MalformedUploadError, readMultipartUpload, UPLOAD_TEXT_FIELDS, UploadTooLargeError } from "./proxy-upload.multipart.js";
-import { compactCountersAfterUpload, enqueueFirstChecks, ProxyUploadSession } from "./proxy-upload.service.js";
+import { AccountGoneError, compactCountersAfterUpload, enqueueFirstChecks, ProxyUploadSession } from "./proxy-upload.service.js";
 
 const MAX_PROXY_ID = 2_147_483_647;
 const MAX_STATISTIC_ID = 9_223_372_036_854_775_807n;
@@ -138,6 +138,7 @@ export function proxiesRouter(deps: GatewayDeps, { auth }: Guards): Router {
       await upload.session?.abort();
       if (error instanceof UploadTooLargeError) throw new HttpError(413, `Upload too large: at most ${maxBytes} bytes`);
       if (error instanceof MalformedUploadError) throw badRequest(error.message);
+      if (error instanceof AccountGoneError) throw unauthorized("Invalid token");
       throw error;
     }
   });

@@ -31,6 +31,19 @@ export async function lockUserUploads(client: Queryable, userId: number): Promis
   await client.query("SELECT pg_advisory_xact_lock($1, $2)", [UPLOAD_LOCK_CLASS, userId]);
 }
 
+/**
+ * Holds the user's row for the rest of the transaction (FOR KEY SHARE: a
+ * password or settings change goes on, the account's deletion waits). False
+ * when the account is gone. Without it an upload that committed after its
+ * account was deleted and purged left rows nothing would ever remove
+ * (`proxies` has no foreign key to `users`: an account's rows are removed
+ * in batches after it is gone).
+ */
+export async function holdUserRow(client: Queryable, userId: number): Promise<boolean> {
+  const { rowCount } = await client.query("SELECT 1 FROM users WHERE id = $1 FOR KEY SHARE", [userId]);
+  return rowCount === 1;
+}
+
 export async function blacklistHasRanges(client: Queryable): Promise<boolean> {
   const { rows } = await client.query<{ present: boolean }>("SELECT EXISTS (SELECT 1 FROM blacklist_ranges) AS present");
   return rows[0]?.present ?? false;

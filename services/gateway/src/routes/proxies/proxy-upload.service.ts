@@ -7,6 +7,7 @@ import type { GatewayQueues } from "../../gateway.deps.js";
 import { countUserProxies, foldUserCounters, type SqlPool } from "./proxy.repository.js";
 import {
   blacklistHasRanges,
+  holdUserRow,
   insertProxiesWithin,
   lockUserUploads,
   selectBlacklisted,
@@ -17,6 +18,11 @@ import {
 } from "./proxy-upload.repository.js";
 import { ProxyCopyText } from "./proxy-copy-text.js";
 import { UploadIdentities } from "./upload-identities.js";
+
+/** The uploading user's account was deleted after the request was authenticated (401). */
+export class AccountGoneError extends Error {
+  override readonly name = "AccountGoneError";
+}
 
 /** A batch ready to store: its rows as COPY text plus what the SQL paths need. */
 interface PreparedBatch {
@@ -151,12 +157,18 @@ export class ProxyUploadSession {
     this.lanes = [{ client, copier: new ProxyCopier(client, options.userId), storing: null }];
   }
 
-  /** Opens the transaction and takes the user's upload lock. */
+  /**
+   * Opens the transaction, takes the user's upload lock and holds the user's
+   * row until the commit (the first connection commits last), so an account
+   * deleted meanwhile is purged only after this upload's rows are in;
+   * AccountGoneError when it is gone already.
+   */
   static async open(options: UploadSessionOptions): Promise<ProxyUploadSession> {
     const client = await options.pool.connect();
     try {
       await client.query("BEGIN");
       await lockUserUploads(client, options.userId);
+      if (!(await holdUserRow(client, options.userId))) throw new AccountGoneError("the account was deleted");
       const blacklistActive = await blacklistHasRanges(client);
       const probeOwned = await userHasProxies(client, options.userId);
       const room = options.maxProxies === null ? null : Math.max(0, options.maxProxies - (await countUserProxies(client, options.userId)));
