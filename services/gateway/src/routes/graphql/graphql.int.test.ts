@@ -363,9 +363,22 @@ describe("POST /api/graphql", () => {
       .send("{ not json");
     expect(malformed.status).toBe(400);
     expect(malformed.body).toEqual({ error: expect.any(String) });
+    // JSON that is not one object: a batch (off), a bare value (which the JSON parser refuses first).
+    for (const [body, message] of [
+      ['[{"query":"{ proxyCount }"}]', "one GraphQL operation"],
+      ["[]", "one GraphQL operation"],
+      ['"{ proxyCount }"', "Malformed JSON"],
+      ["42", "Malformed JSON"],
+    ]) {
+      const res = await h.http.post("/api/graphql").set("Authorization", `Bearer ${token}`).set("Content-Type", "application/json").send(body);
+      expect([body, res.status, res.body]).toEqual([body, 400, { error: expect.stringContaining(message!) }]);
+    }
     const noQuery = await h.http.post("/api/graphql").set("Authorization", `Bearer ${token}`).send({ variables: {} });
     expect(noQuery.status).toBe(400);
-    expect((noQuery.body as GraphqlBody).errors?.[0]?.message).toEqual(expect.any(String));
+    expect((noQuery.body as GraphqlBody).errors?.[0]?.extensions?.code).toBe("BAD_REQUEST");
+    const unparsable = await gql("{ proxyCount");
+    expect(unparsable.status).toBe(400);
+    expect((unparsable.body as GraphqlBody).errors?.[0]?.extensions?.code).toBe("GRAPHQL_PARSE_FAILED");
   });
 
   it("allows introspection outside production", async () => {

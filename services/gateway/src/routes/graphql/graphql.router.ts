@@ -57,16 +57,17 @@ function formatError(logger: Logger): (formatted: GraphQLFormattedError, error: 
   };
 }
 
-/** 413 `{error}` when a `query` string is longer than GRAPHQL_MAX_QUERY_BYTES (batched bodies: any of them). */
+/** 400 `{error}` for a body that is not one operation object; 413 `{error}` when its `query` is longer than GRAPHQL_MAX_QUERY_BYTES. */
 function queryBytesGuard(maxBytes: number): RequestHandler {
   return (req, _res, next) => {
     const body: unknown = req.body;
-    if (typeof body !== "object" || body === null) throw badRequest("Expected a JSON body with a GraphQL query");
-    for (const operation of Array.isArray(body) ? body : [body]) {
-      const query: unknown = typeof operation === "object" && operation !== null ? (operation as { query?: unknown }).query : undefined;
-      if (typeof query === "string" && Buffer.byteLength(query, "utf8") > maxBytes) {
-        throw new HttpError(413, `GraphQL query exceeds ${maxBytes} bytes`);
-      }
+    // Batches are off (allowBatchedHttpRequests): an array is refused here, in the gateway's own shape.
+    if (typeof body !== "object" || body === null || Array.isArray(body)) {
+      throw badRequest("Expected a JSON object with one GraphQL operation: {query, variables?, operationName?}");
+    }
+    const query: unknown = (body as { query?: unknown }).query;
+    if (typeof query === "string" && Buffer.byteLength(query, "utf8") > maxBytes) {
+      throw new HttpError(413, `GraphQL query exceeds ${maxBytes} bytes`);
     }
     next();
   };
