@@ -223,6 +223,8 @@ describe("proxy list, filters, detail and statistics", () => {
       "/api/getProxyPage/1?reputation=excellent",
       "/api/getProxyPage/1?maxTimeout=fast",
       "/api/getProxyPage/1?maxRetries=-1",
+      "/api/getProxyPage/1?country=XYZ",
+      "/api/getProxyPage/1?country=United%20States",
       `/api/getProxyPage/1?search=${"1".repeat(201)}`,
     ]) {
       const res = await get(path);

@@ -49,6 +49,11 @@ describe("parseProxyFilters", () => {
     [{ search: ["a", "b"] }],
     [{ search: "x".repeat(201) }],
     [{ country: { nested: "US" } }],
+    [{ country: "XYZ" }],
+    [{ country: "United States" }],
+    [{ country: "u" }],
+    [{ country: "us,1" }],
+    [{ country: "N/AA" }],
   ])("refuses %j", (query) => {
     expect(() => parseProxyFilters(query)).toThrow(ProxyFilterError);
   });

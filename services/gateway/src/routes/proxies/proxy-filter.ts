@@ -101,9 +101,11 @@ export function parseProxyFilters(query: Record<string, unknown>): ProxyFilters 
   if (status.length > 1) throw new ProxyFilterError("status must be given once");
   filters.status = status[0];
   filters.protocols = oneOf("protocol", query.protocol, PROXY_PROTOCOLS, (v) => v.toLowerCase());
+  // The geo data's values: ISO 3166-1 alpha-2 codes and N/A. A well-formed code nobody has matches nothing.
   filters.countries = values(query.country).map((v) => {
-    if (v.length > 16) throw new ProxyFilterError("country must be a country code");
-    return v.toUpperCase() === "N/A" ? "N/A" : v.toUpperCase();
+    const upper = v.toUpperCase();
+    if (upper !== "N/A" && !/^[A-Z]{2}$/.test(upper)) throw new ProxyFilterError("country must be a two-letter country code or N/A");
+    return upper;
   });
   filters.types = oneOf("type", query.type, ESTIMATED_TYPES, (v) => v.toLowerCase());
   filters.anonymity = oneOf("anonymity", query.anonymity, ANONYMITY_LEVELS, anonymityOf);
