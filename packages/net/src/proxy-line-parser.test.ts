@@ -23,6 +23,13 @@ const corpus: [string, LineVerdict][] = [
   ["1.2.3.4:8080:alice:pa::ss", proxy("1.2.3.4", 8080, "alice", "pa::ss")],
   ["1.2.3.4:8080:alice:::", proxy("1.2.3.4", 8080, "alice", "::")],
   ["1.2.3.4:8080:alice:", proxy("1.2.3.4", 8080, "alice", "")],
+  // An empty user name with an empty password is no credentials, in every form; with a password it is invalid.
+  ["1.2.3.4:8080::", proxy("1.2.3.4", 8080)],
+  [":@1.2.3.4:8080", proxy("1.2.3.4", 8080)],
+  ["1.2.3.4:8080@:", proxy("1.2.3.4", 8080)],
+  ["http://:@1.2.3.4:8080", proxy("1.2.3.4", 8080, "", "", "http")],
+  ["1.2.3.4:8080::s3cret", invalid("invalidFormat")],
+  ["1.2.3.4:8080@:s3cret", invalid("invalidFormat")],
   ["1.2.3.4:8080:bob@mail.example:pw", proxy("1.2.3.4", 8080, "bob@mail.example", "pw")],
   ["1.2.3.4:8080:user:p@ss:80", proxy("1.2.3.4", 8080, "user", "p@ss:80")],
   ["1.2.3.4:8080:Alice:S3cret", proxy("1.2.3.4", 8080, "Alice", "S3cret")],
