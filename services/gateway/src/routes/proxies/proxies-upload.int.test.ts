@@ -151,6 +151,14 @@ describe("POST /api/addProxies", () => {
     expect((await upload().send({ other: "8.8.8.8:80" })).status).toBe(400);
   });
 
+  it("reads lone surrogates in a JSON body as U+FFFD, as stored: two such names are one proxy, counted once", async () => {
+    const body = '{"proxyTextarea":"8.8.5.9:80:\\ud800a:pw\\n8.8.5.9:80:\\udbffa:pw\\n8.8.5.9:80:\\ufffda:pw"}';
+    const res = await upload().set("Content-Type", "application/json").send(body);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ proxyCount: 1, details: { submittedCount: 3, parsedCount: 3 } });
+    expect((await storedProxies(h)).map((r) => [r.ip, r.username])).toEqual([["8.8.5.9", "\uFFFDa"]]);
+  });
+
   it("answers 400 without upload input", async () => {
     const none = await upload().field("other", "1.2.3.4:80");
     expect(none.status).toBe(400);

@@ -189,9 +189,16 @@ export class ProxyUploadSession {
     }
   }
 
-  /** Feeds a whole text field, ended as if it were a file. */
-  async writeText(text: string): Promise<void> {
+  /**
+   * Feeds a whole text field, ended as if it were a file. A JSON string can
+   * hold lone surrogates (`"\ud800"`), which UTF-8 cannot: PostgreSQL would
+   * store each as U+FFFD, so two credentials that differ only there would be
+   * two proxies here and one row there (and proxyCount one too many). They
+   * become U+FFFD before anything reads them, as bytes of a file part do.
+   */
+  async writeText(raw: string): Promise<void> {
     this.assertOpen();
+    const text = raw.toWellFormed();
     for (let start = 0; start < text.length; start += SLICE) {
       this.splitter.push(text.slice(start, start + SLICE), this.onLine);
       await this.afterInput();
