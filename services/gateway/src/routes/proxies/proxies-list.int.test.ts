@@ -168,6 +168,7 @@ describe("proxy list, filters, detail and statistics", () => {
     expect(ipsOf(await list("search=8.8."))).toEqual(["8.8.8.1", "8.8.8.2", "8.8.9.3"]);
     expect(ipsOf(await list("search=9"))).toEqual(["9.9.9.4", "9.9.9.5"]);
     expect(ipsOf(await list("search=8.8.8.2:1080"))).toEqual(["8.8.8.2"]);
+    expect(ipsOf(await list("search=008.008.008.002:01080"))).toEqual(["8.8.8.2"]);
     expect(ipsOf(await list("search=8.8.8.2:8080"))).toEqual([]);
     expect(ipsOf(await list("search=de"))).toEqual(["8.8.8.2"]);
     expect(ipsOf(await list("search=mobile"))).toEqual(["8.8.9.3"]);

@@ -151,6 +151,24 @@ describe("POST /api/addProxies", () => {
     expect((await upload().send({ other: "8.8.8.8:80" })).status).toBe(400);
   });
 
+  it("holds a JSON body to API_JSON_MAX_BODY_BYTES, not the upload limit: a larger list is a 413 and stores nothing, the same as a file goes through", async () => {
+    const json = await startGatewayHarness({ API_JSON_MAX_BODY_BYTES: String(16 * 1024), API_UPLOAD_MAX_BODY_BYTES: String(256 * 1024) });
+    try {
+      const { token: jsonToken } = await json.register();
+      const lines = Array.from({ length: 2000 }, (_, i) => `8.${(i >> 8) & 255}.${i & 255}.1:8080`).join("\n"); // ~26 KB
+      const asJson = await json.http.post("/api/addProxies").set("Authorization", `Bearer ${jsonToken}`).send({ proxyTextarea: lines });
+      expect([asJson.status, asJson.body]).toEqual([413, { error: expect.stringMatching(/too large/i) }]);
+      expect(await storedProxies(json)).toHaveLength(0);
+      const asFile = await json.http
+        .post("/api/addProxies")
+        .set("Authorization", `Bearer ${jsonToken}`)
+        .attach("file", Buffer.from(lines), { filename: "p.txt", contentType: "text/plain" });
+      expect([asFile.status, (asFile.body as UploadBody).proxyCount]).toEqual([200, 2000]);
+    } finally {
+      await json.close();
+    }
+  });
+
   it("reads lone surrogates in a JSON body as U+FFFD, as stored: two such names are one proxy, counted once", async () => {
     const body = '{"proxyTextarea":"8.8.5.9:80:\\ud800a:pw\\n8.8.5.9:80:\\udbffa:pw\\n8.8.5.9:80:\\ufffda:pw"}';
     const res = await upload().set("Content-Type", "application/json").send(body);

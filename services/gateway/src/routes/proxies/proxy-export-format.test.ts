@@ -58,6 +58,11 @@ describe("parseOutputFormat", () => {
     expect(fallback.kind === "template" && fallback.template.render(row())).toBe("1.2.3.4:8080");
     const empty = parseOutputFormat("");
     expect(empty.kind === "template" && empty.template.render(row())).toBe("1.2.3.4:8080");
+    // Whitespace at either end is dropped; only whitespace is the default.
+    const padded = parseOutputFormat("  ip port\t");
+    expect(padded.kind === "template" && padded.template.render(row())).toBe("1.2.3.4 8080");
+    const blank = parseOutputFormat(" \t ");
+    expect(blank.kind === "template" && blank.template.render(row())).toBe("1.2.3.4:8080");
   });
 });
 

@@ -1,5 +1,5 @@
 import pg from "pg";
-import { parseIpv4 } from "@roost/net";
+import { formatIpv4, parseIpv4 } from "@roost/net";
 import {
   ANONYMITY_LEVELS,
   ESTIMATED_TYPES,
@@ -164,8 +164,10 @@ const IP_PORT = /^([0-9.]{7,15}):(\d{1,5})$/;
 function searchCondition(term: string, alias: string, param: (value: unknown) => string): string {
   const options: string[] = [];
   const ipPort = IP_PORT.exec(term);
-  if (ipPort && parseIpv4(ipPort[1] ?? "") >= 0) {
-    options.push(`(${alias}.ip = ${param(ipPort[1])} AND ${alias}.port = ${param(Number(ipPort[2]))})`);
+  const ipNumber = ipPort ? parseIpv4(ipPort[1] ?? "") : -1;
+  if (ipPort && ipNumber >= 0) {
+    // As the upload stores it: leading zeros dropped (008.008.008.002:01080 is 8.8.8.2:1080).
+    options.push(`(${alias}.ip = ${param(formatIpv4(ipNumber))} AND ${alias}.port = ${param(Number(ipPort[2]))})`);
   }
   if (IP_PREFIX.test(term)) options.push(`${alias}.ip LIKE ${param(`${term}%`)}`);
   const lower = term.toLowerCase();
