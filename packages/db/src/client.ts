@@ -42,6 +42,14 @@ export function createDatabase(options: DatabaseOptions): Database {
   });
   // An idle client that errors (server restart) must not crash the process.
   pool.on("error", () => undefined);
+  // Nor one that is checked out: pg-pool listens for a client's errors only while it sits idle, and
+  // a connection lost while a caller holds it (terminated by an administrator or an idle-in-transaction
+  // timeout, a server restart, a stalled export whose backend was killed) emits 'error' with nobody
+  // listening. The holder still learns of it: its next query fails, and the pool drops the client
+  // when it comes back.
+  pool.on("connect", (client) => {
+    client.on("error", () => undefined);
+  });
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   let closed = false;
   return {
