@@ -1,4 +1,4 @@
-import { buildSchema, parse, specifiedRules, validate } from "graphql";
+import { buildSchema, parse, specifiedRules, validate, type GraphQLObjectType } from "graphql";
 import { queryLimitsRule } from "./graphql.limits.js";
 
 // A recursive schema, so depth is unbounded without the rule.
@@ -35,6 +35,34 @@ describe("queryLimitsRule", () => {
     expect(check(query, { maxDepth: 10, maxCost: 1000 }, { listSizes: { "Query.nodes": 2, "Node.children": 3 } })).toEqual([]);
     const weighted = check("{ count a: count }", { maxDepth: 10, maxCost: 10 }, { fieldCosts: { "Query.count": 6 } });
     expect(weighted).toEqual([{ message: "Operation costs 12; the limit is 10", extensions: { limit: "cost", cost: 12, maxCost: 10 } }]);
+  });
+
+  it("measures each fragment once: a chain of fragments spreading the previous one twice is counted in full, not walked 2^n times", () => {
+    const chain = Array.from({ length: 16 }, (_, i) => `fragment F${i + 1} on Node { ...F${i} ...F${i} }`).join(" ");
+    const document = parse(`{ node { ...F16 } } fragment F0 on Node { id } ${chain}`);
+    // Count how often the rule looks at Node's fields: once per field selection it visits.
+    const counted = buildSchema(`type Query { node: Node } type Node { id: Int }`);
+    const node = counted.getType("Node") as GraphQLObjectType;
+    const getFields = node.getFields.bind(node);
+    validate(counted, parse("{ node { id } }")); // the schema's one-time validation reads the fields too
+    let visits = 0;
+    node.getFields = () => {
+      visits++;
+      return getFields();
+    };
+    const errors = validate(counted, document, [queryLimitsRule({ maxDepth: 10, maxCost: 10_000 })]);
+    // Its cost is node (1) + 2^16 × id; walked spread by spread, `id` would be visited 2^16 times.
+    expect(errors.map((e) => e.extensions)).toEqual([{ limit: "cost", cost: 1 + 2 ** 16, maxCost: 10_000 }]);
+    // Once for graphql-js's own type tracking as it walks the document, once for the rule.
+    expect(visits).toBe(2);
+    // The same fragment at two depths, and under a list: each spread gets its own depth and multiplier.
+    const twice = "{ node { ...A } nodes { child { ...A } } } fragment A on Node { child { id } }";
+    expect(check(twice, { maxDepth: 4, maxCost: 1000 }, { defaultListSize: 10 })).toEqual([]);
+    expect(check(twice, { maxDepth: 3, maxCost: 25 }, { defaultListSize: 10 })).toEqual([
+      { message: "Operation is 4 levels deep; the limit is 3", extensions: { limit: "depth", depth: 4, maxDepth: 3 } },
+      // node 1 + A (child, id) 2 + nodes 1 + 10 × child + 10 × A (2) = 1 + 2 + 1 + 10 + 20 = 34
+      { message: "Operation costs 34; the limit is 25", extensions: { limit: "cost", cost: 34, maxCost: 25 } },
+    ]);
   });
 
   it("exempts introspection and __typename, and survives fragment cycles", () => {

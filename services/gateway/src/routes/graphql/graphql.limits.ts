@@ -58,6 +58,14 @@ export function queryLimitsRule(limits: QueryLimits): ValidationRule {
 
   return (context: ValidationContext) => {
     const schema = context.getSchema();
+    /**
+     * Each named fragment measured once, at multiplier 1 and depth 1: its cost
+     * scales with the multiplier and its depth adds to the depth it is spread
+     * at. Measured anew at every spread, a chain of fragments that each spread
+     * the previous one twice took time exponential in its length (a 1 KB
+     * query could hold the event loop for minutes).
+     */
+    const fragmentMeasures = new Map<string, Measure>();
 
     const measure = (
       selectionSet: SelectionSetNode,
@@ -92,10 +100,15 @@ export function queryLimitsRule(limits: QueryLimits): ValidationRule {
           const name = selection.name.value;
           // A cycle is reported by graphql's own NoFragmentCyclesRule; just stop here.
           if (fragmentsOnPath.has(name)) continue;
-          const fragment = context.getFragment(name);
-          if (!fragment) continue;
-          const typed = schema.getType(fragment.typeCondition.name.value);
-          inner = measure(fragment.selectionSet, typed ?? undefined, multiplier, depth, new Set([...fragmentsOnPath, name]));
+          let unit = fragmentMeasures.get(name);
+          if (!unit) {
+            const fragment = context.getFragment(name);
+            if (!fragment) continue;
+            const typed = schema.getType(fragment.typeCondition.name.value);
+            unit = measure(fragment.selectionSet, typed ?? undefined, 1, 1, new Set([...fragmentsOnPath, name]));
+            fragmentMeasures.set(name, unit);
+          }
+          inner = { depth: unit.depth + depth - 1, cost: unit.cost * multiplier };
         }
         deepest = Math.max(deepest, inner.depth);
         cost += inner.cost;
