@@ -6,6 +6,7 @@ import { authOf } from "../../http/auth.middleware.js";
 import type { Guards } from "../../http/guards.js";
 import { badRequest, HttpError, notFound, unauthorized } from "../../http/http-error.js";
 import { zodMessage } from "../../http/validation.js";
+import { exportSlotsFor } from "./export-slots.js";
 import { deleteFiltersOf, deleteMessage, deleteProxies } from "./proxy-delete.service.js";
 import { parseOutputFormat } from "./proxy-export-format.js";
 import { streamExport } from "./proxy-export.service.js";
@@ -60,6 +61,7 @@ export function proxiesRouter(deps: GatewayDeps, { auth }: Guards): Router {
   const router = Router();
   const db = deps.db;
   const log = deps.logger.child({ component: "proxies" });
+  const exportSlots = exportSlotsFor(db.pool.options.max ?? 10);
 
   const geoDatabase = async (): Promise<GeoDatabase> => {
     try {
@@ -197,6 +199,19 @@ export function proxiesRouter(deps: GatewayDeps, { auth }: Guards): Router {
     const { userId } = authOf(req);
     const filters = filtersFromBulkRequest(parsed.data, { ids: true });
     const format = parseOutputFormat(parsed.data.outputFormat);
+    const slot = exportSlots.take(userId);
+    if ("refused" in slot) {
+      res.setHeader("Retry-After", "5");
+      throw new HttpError(
+        429,
+        slot.refused === "user"
+          ? `Too many exports in progress: at most ${exportSlots.perUser} at a time per user; try again when one finishes`
+          : "Too many exports in progress; try again shortly",
+      );
+    }
+    // A client that reads nothing for this long is cut off (no 'timeout' listener: Node destroys
+    // the socket), which ends the COPY and frees its connection and its slot.
+    res.setTimeout(deps.config.API_EXPORT_STALL_SECONDS * 1000);
     try {
       await streamExport(db.pool, userId, filters, format, {
         stream: res,
@@ -211,6 +226,8 @@ export function proxiesRouter(deps: GatewayDeps, { auth }: Guards): Router {
       log.error("export failed mid-stream", { userId, error });
       res.destroy();
       return;
+    } finally {
+      slot.release();
     }
     res.end();
   });
