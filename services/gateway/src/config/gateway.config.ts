@@ -45,8 +45,8 @@ export const gatewayEnvSchema = z
     API_UPLOAD_MAX_BODY_BYTES: envInt(10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     /** Bytes; 1 MiB. */
     API_JSON_MAX_BODY_BYTES: envInt(1024 * 1024, 1024, 64 * 1024 * 1024),
-    /** Seconds an export waits for a client that reads nothing before it is cut off (its connection freed); 30. */
-    API_EXPORT_STALL_SECONDS: envInt(30, 1, 3600),
+    /** Seconds an upload waits for a client that sends nothing, or an export for one that reads nothing, before it is cut off (its connection freed); 30. */
+    API_STREAM_STALL_SECONDS: envInt(30, 1, 3600),
     /** Bytes; 16 KiB. */
     GRAPHQL_MAX_QUERY_BYTES: envInt(16 * 1024, 256, 1024 * 1024),
     /** Deepest field nesting a GraphQL operation may have (root fields are 1); 8. */

@@ -148,6 +148,14 @@ describe("delete and export", () => {
         "http://bob:x,y\"z@9.9.9.5:3128", // dead, no hint: http
         "",
       ]);
+      // Repeated costly placeholders are computed once per row (templateLineSql's LATERAL), with the text each gives alone.
+      const repeated = await exportText({ outputFormat: "protocol://username:password@ip:port protocol reputation_score protocol reputation_score" });
+      const protocols = (await exportText({ outputFormat: "protocol" })).split("\n");
+      const scores = (await exportText({ outputFormat: "reputation_score" })).split("\n");
+      expect(repeated.split("\n")).toEqual(
+        text.split("\n").map((line, i) => (line === "" ? "" : `${line} ${protocols[i]} ${scores[i]} ${protocols[i]} ${scores[i]}`)),
+      );
+      expect(scores.slice(0, 2)).toEqual(["90", "50.5"]);
       const colon = await exportText({ outputFormat: "ip:port:username:password" });
       expect(colon.split("\n").slice(0, 2)).toEqual(["8.8.8.1:80", "8.8.8.2:1080:alice:pa:ss@1"]);
       const words = await exportText({ outputFormat: "ip;port;country;alive;type;time;anonymity;reputation;reputation_label;reputation_score;zip;ports;ipport" });

@@ -1,12 +1,12 @@
 import { performance } from "node:perf_hooks";
-import { Router, type Request } from "express";
+import { Router, type Request, type Response } from "express";
 import { createUnknownGeoDatabase, type GeoDatabase } from "@roost/geo";
 import type { GatewayDeps } from "../../gateway.deps.js";
 import { authOf } from "../../http/auth.middleware.js";
 import type { Guards } from "../../http/guards.js";
 import { badRequest, HttpError, notFound, unauthorized } from "../../http/http-error.js";
 import { zodMessage } from "../../http/validation.js";
-import { exportSlotsFor } from "./export-slots.js";
+import { connectionSlotsFor, SlotsBusyError, type Slot } from "./connection-slots.js";
 import { deleteFiltersOf, deleteMessage, deleteProxies } from "./proxy-delete.service.js";
 import { parseOutputFormat } from "./proxy-export-format.js";
 import { streamExport } from "./proxy-export.service.js";
@@ -61,7 +61,15 @@ export function proxiesRouter(deps: GatewayDeps, { auth }: Guards): Router {
   const router = Router();
   const db = deps.db;
   const log = deps.logger.child({ component: "proxies" });
-  const exportSlots = exportSlotsFor(db.pool.options.max ?? 10);
+  const slotGauge = deps.metrics.gauge("svc_connection_slots", "Uploads and exports holding a database connection (held) or waiting for one (waiting), by kind", [
+    "kind",
+    "state",
+  ]);
+  const slots = connectionSlotsFor(db.pool.options.max ?? 10, ({ held, waiting }) => {
+    for (const kind of ["upload", "export", "extra"] as const) slotGauge.set({ kind, state: "held" }, held[kind]);
+    slotGauge.set({ kind: "upload", state: "waiting" }, waiting);
+  });
+  const stallMs = deps.config.API_STREAM_STALL_SECONDS * 1000;
 
   const geoDatabase = async (): Promise<GeoDatabase> => {
     try {
@@ -84,21 +92,35 @@ export function proxiesRouter(deps: GatewayDeps, { auth }: Guards): Router {
     const limits = deps.globalConfig.current().proxy_limits;
     const maxProxies = limits.enabled && !(limits.exclude_admins && role === "admin") ? limits.max_per_user : null;
 
-    // Opened on the first byte of input: a request without input holds no connection.
-    const upload: { session: ProxyUploadSession | null; inputs: number } = { session: null, inputs: 0 };
-    const open = async (): Promise<ProxyUploadSession> => {
-      upload.session ??= await ProxyUploadSession.open({
-        pool: db.pool,
-        geo: await geoDatabase(),
-        userId,
-        allowPrivateTargets: deps.config.ALLOW_PRIVATE_NETWORK_TARGETS,
-        maxProxies,
-        startedAt,
-      });
-      return upload.session;
-    };
+    const multipart = Boolean(req.is("multipart/form-data"));
+    const json = !multipart && req.is("application/json") && typeof req.body === "object" && req.body !== null && !Array.isArray(req.body);
+    if (!multipart && !json) throw badRequest("Expected multipart/form-data with file, proxyTextarea or clipboardProxies");
+
+    // The session (its connection) is opened on the first byte of input: a request without input
+    // holds none.
+    const upload: { opening: Promise<ProxyUploadSession> | null; slot: Slot | null; inputs: number } = { opening: null, slot: null, inputs: 0 };
+    const open = (): Promise<ProxyUploadSession> =>
+      (upload.opening ??= (async () =>
+        ProxyUploadSession.open({
+          pool: db.pool,
+          geo: await geoDatabase(),
+          userId,
+          allowPrivateTargets: deps.config.ALLOW_PRIVATE_NETWORK_TARGETS,
+          maxProxies,
+          startedAt,
+          extraSlot: () => slots.takeExtra(),
+        }))());
+    const opened = async (): Promise<ProxyUploadSession | null> => (upload.opening ? upload.opening.catch(() => null) : null);
+    // The upload's slot (ConnectionSlots) before any of its body is read: one waiting in line holds
+    // no connection and buffers nothing; it leaves the line if the client goes away.
+    const gone = new AbortController();
+    res.once("close", () => gone.abort(new MalformedUploadError("Upload interrupted")));
     try {
-      if (req.is("multipart/form-data")) {
+      upload.slot = await slots.wait(userId, gone.signal);
+      // From here a client that sends nothing for this long is cut off (no 'timeout' listener:
+      // Node destroys the socket), which rolls the upload back.
+      req.setTimeout(stallMs);
+      if (multipart) {
         await readMultipartUpload(req, maxBytes, {
           async file(stream) {
             let started = false;
@@ -116,32 +138,40 @@ export function proxiesRouter(deps: GatewayDeps, { auth }: Guards): Router {
             await (await open()).writeText(value);
           },
         });
-      } else if (req.is("application/json") && typeof req.body === "object" && req.body !== null && !Array.isArray(req.body)) {
-        const body: Record<string, unknown> = req.body;
+      } else {
+        const body = req.body as Record<string, unknown>;
         for (const field of UPLOAD_TEXT_FIELDS) {
           const value = body[field];
           if (typeof value !== "string" || value === "") continue;
           upload.inputs++;
           await (await open()).writeText(value);
         }
-      } else {
-        throw badRequest("Expected multipart/form-data with file, proxyTextarea or clipboardProxies");
       }
-      const current = upload.session;
+      const current = await opened();
       if (current === null || upload.inputs === 0) throw badRequest("No proxies submitted: send file, proxyTextarea or clipboardProxies");
       // Whitespace and comments only is no input either (the session holds nothing to store; the catch rolls it back).
       if (current.submittedCount === 0) throw badRequest("No proxies submitted: every line was empty or a comment");
       const outcome = await current.commit();
+      // The connection is back in the pool: the next upload in line may go while this one answers.
+      upload.slot?.release();
       // Redis and PostgreSQL at once: neither fails the request (each logs its failure).
       await Promise.all([enqueueFirstChecks(deps.queues, log, userId, outcome.newProxyIds), compactCountersAfterUpload(db.pool, log, userId)]);
       log.info("proxies uploaded", { userId, ...outcome.details, proxyCount: outcome.proxyCount, created: outcome.newProxyIds.length });
       res.json({ proxyCount: outcome.proxyCount, details: outcome.details });
     } catch (error) {
-      await upload.session?.abort();
+      gone.abort(error);
+      await (await opened())?.abort();
       if (error instanceof UploadTooLargeError) throw new HttpError(413, `Upload too large: at most ${maxBytes} bytes`);
       if (error instanceof MalformedUploadError) throw badRequest(error.message);
       if (error instanceof AccountGoneError) throw unauthorized("Invalid token");
+      if (error instanceof SlotsBusyError) {
+        // Nothing of the body was read: discard it, so the answer can go out.
+        req.resume();
+        throw busy(res, "uploads", error, slots.limits.perUser.upload + slots.limits.waiting.perUser);
+      }
       throw error;
+    } finally {
+      upload.slot?.release();
     }
   });
 
@@ -199,19 +229,16 @@ export function proxiesRouter(deps: GatewayDeps, { auth }: Guards): Router {
     const { userId } = authOf(req);
     const filters = filtersFromBulkRequest(parsed.data, { ids: true });
     const format = parseOutputFormat(parsed.data.outputFormat);
-    const slot = exportSlots.take(userId);
-    if ("refused" in slot) {
-      res.setHeader("Retry-After", "5");
-      throw new HttpError(
-        429,
-        slot.refused === "user"
-          ? `Too many exports in progress: at most ${exportSlots.perUser} at a time per user; try again when one finishes`
-          : "Too many exports in progress; try again shortly",
-      );
+    let slot: Slot;
+    try {
+      slot = slots.take(userId, "export");
+    } catch (error) {
+      if (error instanceof SlotsBusyError) throw busy(res, "exports", error, slots.limits.perUser.export);
+      throw error;
     }
     // A client that reads nothing for this long is cut off (no 'timeout' listener: Node destroys
     // the socket), which ends the COPY and frees its connection and its slot.
-    res.setTimeout(deps.config.API_EXPORT_STALL_SECONDS * 1000);
+    res.setTimeout(stallMs);
     try {
       await streamExport(db.pool, userId, filters, format, {
         stream: res,
@@ -233,6 +260,17 @@ export function proxiesRouter(deps: GatewayDeps, { auth }: Guards): Router {
   });
 
   return router;
+}
+
+/** The 429 for an upload or export that found no slot (ConnectionSlots). */
+function busy(res: Response, what: "uploads" | "exports", error: SlotsBusyError, perUser: number): HttpError {
+  res.setHeader("Retry-After", "5");
+  return new HttpError(
+    429,
+    error.refused === "user"
+      ? `Too many ${what} in progress: at most ${perUser} at a time per user; try again when one finishes`
+      : `Too many ${what} in progress; try again shortly`,
+  );
 }
 
 /** The JSON body, or undefined when none was sent. */

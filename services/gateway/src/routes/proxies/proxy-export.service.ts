@@ -54,18 +54,29 @@ const PLACEHOLDER_SQL: Record<TemplatePlaceholder, string> = {
   reputation_score: SCORE_SQL,
 };
 
-const piecesSql = (pieces: readonly TemplatePiece[]): string =>
-  pieces.length === 0 ? "''::text" : pieces.map((piece) => ("field" in piece ? PLACEHOLDER_SQL[piece.field] : `${pg.escapeLiteral(piece.literal)}::text`)).join(" || ");
+/** Placeholders whose SQL is a subquery: worth computing once per row when a template repeats them. */
+const COSTLY: readonly TemplatePlaceholder[] = ["protocol", "reputation_score"];
 
 /**
- * A template's line as one SQL text expression (alias `p`): PostgreSQL
- * writes the lines, and the export only undoes COPY's escapes. The same
- * text as LineTemplate.render gives for the row.
+ * A template's line as SQL (alias `p`): PostgreSQL writes the lines, and
+ * the export only undoes COPY's escapes. The same text as
+ * LineTemplate.render gives for the row. `line` is the select expression
+ * and `lateral` what follows `FROM proxies p`: a costly placeholder the
+ * template names more than once (`{protocol}` a hundred times fits in a
+ * template) is computed once per row in a LATERAL subquery (`OFFSET 0`
+ * keeps the planner from pulling it up and copying the expression back
+ * into every use), not once per use; one used once stays inline.
  */
-export function templateLineSql(template: LineTemplate): string {
+export function templateLineSql(template: LineTemplate): { line: string; lateral: string } {
+  const repeated = COSTLY.filter((field) => template.full.filter((piece) => "field" in piece && piece.field === field).length > 1);
+  const fieldSql = (field: TemplatePlaceholder): string => (repeated.includes(field) ? `v.${field}` : PLACEHOLDER_SQL[field]);
+  const piecesSql = (pieces: readonly TemplatePiece[]): string =>
+    pieces.length === 0 ? "''::text" : pieces.map((piece) => ("field" in piece ? fieldSql(piece.field) : `${pg.escapeLiteral(piece.literal)}::text`)).join(" || ");
   const full = piecesSql(template.full);
   const bare = piecesSql(template.bare);
-  return full === bare ? full : `CASE WHEN p.username = '' AND p.password = '' THEN ${bare} ELSE ${full} END`;
+  const lateral =
+    repeated.length === 0 ? "" : ` CROSS JOIN LATERAL (SELECT ${repeated.map((field) => `${PLACEHOLDER_SQL[field]} AS ${field}`).join(", ")} OFFSET 0) v`;
+  return { line: full === bare ? full : `CASE WHEN p.username = '' AND p.password = '' THEN ${bare} ELSE ${full} END`, lateral };
 }
 
 /** Resolves when the stream wants more, or when it closed (the client went away). */
@@ -112,9 +123,11 @@ export async function streamExport(
   target: ExportTarget,
 ): Promise<number> {
   const where = inlineSqlCondition(buildProxyWhere(userId, filters));
-  const [select, writer]: [string, CopyRowWriter] =
-    format.kind === "template" ? [templateLineSql(format.template), new CopyLineWriter()] : [COPY_EXPORT_SELECT, new CopyExportWriter(format.kind)];
-  const sql = `COPY (SELECT ${select} FROM proxies p WHERE ${where} ORDER BY p.id) TO STDOUT`;
+  const [{ line: select, lateral }, writer]: [{ line: string; lateral: string }, CopyRowWriter] =
+    format.kind === "template"
+      ? [templateLineSql(format.template), new CopyLineWriter()]
+      : [{ line: COPY_EXPORT_SELECT, lateral: "" }, new CopyExportWriter(format.kind)];
+  const sql = `COPY (SELECT ${select} FROM proxies p${lateral} WHERE ${where} ORDER BY p.id) TO STDOUT`;
   const out = target.stream;
   const client = await pool.connect();
   const copy = new CopyOutQuery(sql, writer);

@@ -16,6 +16,7 @@ import {
   ProxyCopier,
   type ProxyInsertBatch,
 } from "./proxy-upload.repository.js";
+import type { Slot } from "./connection-slots.js";
 import { ProxyCopyText } from "./proxy-copy-text.js";
 import { UploadIdentities } from "./upload-identities.js";
 
@@ -45,6 +46,14 @@ interface StoreLane {
   client: pg.PoolClient;
   copier: ProxyCopier;
   storing: Promise<void> | null;
+  /** The second connection's slot (ConnectionSlots), given back with the connection. */
+  slot?: Slot;
+}
+
+/** Gives a lane's connection back to the pool (destroyed when its state is unknown), and its slot. */
+function releaseLane(lane: StoreLane, destroy = false): void {
+  lane.client.release(destroy);
+  lane.slot?.release();
 }
 
 /** The contract's Proxy upload details plus `limitExceededCount` (DESIGN.md "Proxies"). */
@@ -77,6 +86,12 @@ export interface UploadSessionOptions {
   allowPrivateTargets: boolean;
   /** Most proxies the user may hold (proxy_limits), or null for no limit. */
   maxProxies: number | null;
+  /**
+   * A slot for the second connection (ConnectionSlots.takeExtra), or null
+   * when none is free: the upload then stays on one. Without it only the
+   * pool's own counters decide.
+   */
+  extraSlot?: () => Slot | null;
   /** Distinct proxies per INSERT statement; default 10000. */
   batchSize?: number;
   /** performance.now() when the request arrived; processingMs counts from it. */
@@ -201,21 +216,24 @@ export class ProxyUploadSession {
     const text = raw.toWellFormed();
     for (let start = 0; start < text.length; start += SLICE) {
       this.splitter.push(text.slice(start, start + SLICE), this.onLine);
-      await this.afterInput();
+      // A field arrives whole (up to the upload limit, 10 MiB): without a turn of the event loop
+      // per slice, text that never fills a batch (junk, duplicates, reserved addresses) would be
+      // read in one go, holding every other request for a second or more.
+      await this.afterInput({ yieldAlways: true });
     }
     this.endPart();
   }
 
   /**
-   * Hands a full batch to the database, and while one is being stored lets
-   * the event loop run: input that is already buffered arrives without ever
+   * Hands a full batch to the database, and while one is being stored (or
+   * always, for a text field) lets the event loop run: input that is already buffered arrives without ever
    * leaving the microtask queue, so without this the database's answers
    * (and the next COPY) would wait until parsing stopped, and parsing and
    * storing would take turns instead of overlapping.
    */
-  private async afterInput(): Promise<void> {
+  private async afterInput({ yieldAlways = false } = {}): Promise<void> {
     if (this.proxies.size - this.pendingStart >= this.batchSize) await this.flush();
-    if (this.batches > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    if (yieldAlways || this.batches > 0) await new Promise<void>((resolve) => setImmediate(resolve));
   }
 
   /** Ends the current part: its last line needs no newline. */
@@ -246,7 +264,7 @@ export class ProxyUploadSession {
       throw error;
     }
     this.closed = true;
-    for (const lane of this.lanes) lane.client.release();
+    for (const lane of this.lanes) releaseLane(lane);
     const started = this.options.startedAt ?? performance.now();
     return {
       proxyCount: this.accepted - this.counts.limitExceededCount,
@@ -267,9 +285,9 @@ export class ProxyUploadSession {
     for (const lane of this.lanes) {
       try {
         await lane.client.query("ROLLBACK");
-        lane.client.release();
+        releaseLane(lane);
       } catch {
-        lane.client.release(true);
+        releaseLane(lane, true);
       }
     }
   }
@@ -281,8 +299,8 @@ export class ProxyUploadSession {
     void this.spare.then((lane) => {
       if (!lane || this.lanes.includes(lane)) return;
       lane.client.query("ROLLBACK").then(
-        () => lane.client.release(),
-        () => lane.client.release(true),
+        () => releaseLane(lane),
+        () => releaseLane(lane, true),
       );
     });
   }
@@ -306,19 +324,24 @@ export class ProxyUploadSession {
     const max = pool.options?.max;
     if (pool.idleCount === undefined || pool.totalCount === undefined || max === undefined) return Promise.resolve(null);
     if ((pool.waitingCount ?? 0) > 0 || (pool.idleCount === 0 && pool.totalCount >= max)) return Promise.resolve(null);
+    const slot = this.options.extraSlot === undefined ? undefined : this.options.extraSlot();
+    if (slot === null) return Promise.resolve(null);
     return (async (): Promise<StoreLane | null> => {
       const client = await pool.connect();
+      const lane: StoreLane = { client, copier: new ProxyCopier(client, this.options.userId), storing: null, ...(slot && { slot }) };
       try {
         await client.query("BEGIN");
       } catch {
-        client.release(true);
+        releaseLane(lane, true);
         return null;
       }
-      const lane: StoreLane = { client, copier: new ProxyCopier(client, this.options.userId), storing: null };
       if (this.closed || this.spareGivenUp) return lane; // releaseSpare rolls it back
       this.lanes.push(lane);
       return lane;
-    })().catch(() => null);
+    })().catch(() => {
+      slot?.release();
+      return null;
+    });
   }
 
   private assertOpen(): void {

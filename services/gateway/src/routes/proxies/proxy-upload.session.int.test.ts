@@ -92,6 +92,25 @@ describe("ProxyUploadSession across batches", () => {
     expect((await stored(userId)).map((r) => r.proxy)).toEqual(["8.8.4.1:80", "8.8.4.2:80", "8.8.4.3:80"]);
   });
 
+  it("lets the event loop run while it reads a large text field that never fills a batch", async () => {
+    const userId = await newUser();
+    const session = await ProxyUploadSession.open({ pool: h.db.pool, geo, userId, allowPrivateTargets: false, maxProxies: null });
+    // 1 MiB of lines that are no proxies: no batch ever reaches the database.
+    const junk = "no proxy here\n".repeat(75_000);
+    let turns = 0;
+    let reading = true;
+    const spin = (): void => {
+      turns++;
+      if (reading) setImmediate(spin);
+    };
+    setImmediate(spin);
+    await session.writeText(junk);
+    reading = false;
+    await session.abort();
+    // One turn per 16 KiB slice, about 64; read in one go there would be none.
+    expect(turns).toBeGreaterThan(30);
+  });
+
   describe("on two connections", () => {
     /** `pool` whose connections are counted with the COPY statements each sent while the upload held it. */
     const counting = (pool: pg.Pool): UploadPool & { copies: number[] } => {

@@ -55,6 +55,37 @@ describe("UploadIdentities", () => {
     expect(set.port(n)).toBe(65535);
   });
 
+  it("cannot be made to pile lines onto one slot: lines chosen to collide under a fixed mix spread out", () => {
+    // The mix the table used until the fifteenth session, and the lines an uploader could
+    // compute from it: for each port, the address whose mix is the same 32-bit value, so
+    // every line of the upload probed past all the earlier ones (quadratic).
+    const fixedMix = (ip: number, port: number): number => {
+      let h = Math.imul(ip ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(port + 0x632be5ab, 0xc2b2ae35);
+      h ^= h >>> 15;
+      h = Math.imul(h, 0x2c1b3c6d);
+      return h ^ (h >>> 13);
+    };
+    const inverse = (a: number): number => {
+      let x = a;
+      for (let i = 0; i < 5; i++) x = Math.imul(x, 2 - Math.imul(a, x));
+      return x;
+    };
+    const target = 0x12345678;
+    const lines: [number, number][] = [];
+    for (let port = 1; port <= 30_000; port++) {
+      const ip = (Math.imul(target ^ Math.imul(port + 0x632be5ab, 0xc2b2ae35), inverse(0x85ebca6b)) ^ 0x9e3779b9) >>> 0;
+      lines.push([ip, port]);
+    }
+    expect(new Set(lines.map(([ip, port]) => fixedMix(ip, port))).size).toBe(1);
+
+    const set = new UploadIdentities();
+    lines.forEach(([ip, port], i) => expect(set.add(ip, port, "", "", null)).toBe(-(i + 1)));
+    // A fixed hash makes the 30,000th line probe 29,999 slots; at most half full, a keyed
+    // hash leaves runs of a few dozen at most.
+    expect(set.longestProbe).toBeLessThan(100);
+    lines.forEach(([ip, port], i) => expect(set.add(ip, port, "", "", null)).toBe(i));
+  });
+
   it("remembers refusals", () => {
     const set = new UploadIdentities();
     set.add(1, 1, "", "", null);
