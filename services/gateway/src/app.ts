@@ -7,8 +7,9 @@ import { trustProxyPredicate } from "./http/client-ip.js";
 import { errorHandler, notFoundHandler } from "./http/error-handler.js";
 import type { Guards } from "./http/guards.js";
 import { requireJsonOrMultipart } from "./http/content-type.middleware.js";
+import { jsonBodyParser } from "./http/json-body.middleware.js";
 import { httpMetrics } from "./http/metrics.middleware.js";
-import { rejectNulBytes } from "./http/nul-guard.js";
+import { rejectNulInUrl } from "./http/nul-guard.js";
 import { requestId } from "./http/request-id.middleware.js";
 import { HELMET_OPTIONS } from "./http/security-headers.js";
 import { accountRouter } from "./routes/accounts/account.router.js";
@@ -52,8 +53,12 @@ export function createApp(deps: GatewayDeps): express.Express {
   app.use("/api", graphqlRouter(deps, guards));
   const api = Router();
   api.use(requireJsonOrMultipart);
-  api.use(express.json({ limit: deps.config.API_JSON_MAX_BODY_BYTES, strict: true }));
-  api.use(rejectNulBytes);
+  // Before any route's auth guard (routers attach guards per route, and some
+  // routes are anonymous), so the parser refuses compressed bodies and checks
+  // for NUL on the raw text: what it costs an anonymous client is bounded by
+  // the bytes that client sends.
+  api.use(jsonBodyParser(deps.config.API_JSON_MAX_BODY_BYTES));
+  api.use(rejectNulInUrl);
   api.use(accountRouter(deps, guards));
   api.use(passwordRecoveryRouter(deps));
   api.use(userSettingsRouter(deps, guards));

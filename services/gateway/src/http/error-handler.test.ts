@@ -59,7 +59,12 @@ describe("errorHandler", () => {
     const malformed = await http.post("/echo").set("Content-Type", "application/json").send("{nope");
     expect([malformed.status, malformed.body]).toEqual([400, { error: "Malformed JSON body" }]);
     const charset = await http.post("/echo").set("Content-Type", "application/json; charset=klingon").send("{}");
-    expect([charset.status, charset.body]).toEqual([415, { error: "Unsupported body encoding" }]);
+    expect([charset.status, charset.body]).toEqual([415, { error: "Unsupported charset: send JSON as UTF-8" }]);
+    const unknownEncoding = await http.post("/echo").set("Content-Type", "application/json").set("Content-Encoding", "klingon").send("{}");
+    expect([unknownEncoding.status, unknownEncoding.body]).toEqual([
+      415,
+      { error: "Compressed request bodies are not accepted: send the body without Content-Encoding" },
+    ]);
   });
 
   it("answers unknown routes 404 {error}", async () => {

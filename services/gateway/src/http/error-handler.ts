@@ -2,6 +2,7 @@ import type { ErrorRequestHandler, RequestHandler } from "express";
 import type { Logger } from "@roost/observability";
 import { RevocationUnavailableError } from "@roost/auth";
 import { HttpError } from "./http-error.js";
+import { CHARSET_MESSAGE } from "./json-body.middleware.js";
 
 /** Unknown routes: JSON 404. */
 export const notFoundHandler: RequestHandler = (_req, res) => {
@@ -43,9 +44,11 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
           ? "Request body too large"
           : parserError.type === "entity.parse.failed"
             ? "Malformed JSON body"
-            : parserError.type === "encoding.unsupported" || parserError.type === "charset.unsupported"
-              ? "Unsupported body encoding"
-              : "Bad request";
+            : parserError.type === "encoding.unsupported"
+              ? "Compressed request bodies are not accepted: send the body without Content-Encoding"
+              : parserError.type === "charset.unsupported"
+                ? CHARSET_MESSAGE
+                : "Bad request";
       res.status(status).json({ error: message });
       return;
     }

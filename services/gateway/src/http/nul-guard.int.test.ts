@@ -37,6 +37,29 @@ describe("NUL characters in requests", () => {
     expect(await h.db.prisma.user.count()).toBe(1);
   });
 
+  it("reads escapes in the raw JSON text: an escaped backslash before u0000 is text, not a NUL", async () => {
+    const auth = { Authorization: `Bearer ${token}` };
+    const send = (path: string, jsonText: string, headers: Record<string, string> = {}) =>
+      h.http
+        .post(path)
+        .set({ "Content-Type": "application/json", ...headers })
+        .send(jsonText);
+    const nul = [
+      await send("/api/login", String.raw`{"email":"a@example.com\u0000","password":"x"}`),
+      await send("/api/user/settings", String.raw`{"judges":[{"url":"http://azenv.net/","regex":"\\\u0000"}]}`, auth),
+      await send("/api/user/settings", String.raw`{"judges\u0000":[]}`, auth),
+    ];
+    nul.forEach((res, i) => {
+      expect([i, res.status, res.body]).toEqual([i, 400, { error: "Request contains a NUL character (U+0000)" }]);
+    });
+
+    // The JSON text "a\\u0000" is "a", a backslash and the text "u0000": stored and read back as sent.
+    const saved = await send("/api/user/settings", String.raw`{"judges":[{"url":"http://azenv.net/","regex":"a\\u0000"}]}`, auth);
+    expect(saved.status).toBe(200);
+    const read = await h.http.get("/api/user/settings").set(auth);
+    expect(read.body.judges).toEqual([{ url: "http://azenv.net/", regex: String.raw`a\u0000` }]);
+  });
+
   it("counts an uploaded line holding one as an invalid format", async () => {
     const res = await h.http
       .post("/api/addProxies")

@@ -1,8 +1,63 @@
+import type pg from "pg";
+import type { Database, Tx } from "@roost/db";
 import type { GatewayDeps } from "../../gateway.deps.js";
 import type { AuthContext } from "../../http/auth.middleware.js";
+import { createLimiter, GRAPHQL_DB_CONCURRENCY, type Limiter } from "./graphql.db-limiter.js";
 
-/** Per-request context: the bearer guard ran before Apollo, so `auth` is always set. */
+/**
+ * The database as one operation's resolvers reach it: every statement waits
+ * for a slot of the operation's limiter before it takes a pooled connection.
+ * The limit is per statement, not per resolver, because the shared services
+ * run several statements at once (a proxies page runs its rows and its
+ * total together, the dashboard four queries).
+ */
+export interface OperationDb {
+  /** The gateway's pool; `query()` (promise form, what the repositories use) waits for a slot, `connect()` is refused. */
+  pool: pg.Pool;
+  /** Prisma; each call, raw queries included, waits for a slot. No `$transaction`: see `asOneCall`. */
+  prisma: Tx;
+  /**
+   * Runs `task` on the unlimited database as one call, in one slot: for a
+   * transaction, which keeps one connection from BEGIN to COMMIT.
+   */
+  asOneCall<T>(task: (db: Database) => Promise<T>): Promise<T>;
+}
+
+/**
+ * Per-request context: the bearer guard ran before Apollo, so `auth` is
+ * always set. `deps` leaves out the database so that resolvers can only
+ * reach it through `db`.
+ */
 export interface GraphqlContext {
-  deps: GatewayDeps;
+  deps: Omit<GatewayDeps, "db">;
   auth: AuthContext;
+  db: OperationDb;
+}
+
+function limitedPool(pool: pg.Pool, limiter: Limiter): pg.Pool {
+  const query = (...args: unknown[]) => limiter.run(() => Reflect.apply(pool.query, pool, args));
+  const connect = () => {
+    throw new Error("connect() is not limited: a GraphQL resolver runs pool.query() or asOneCall()");
+  };
+  return new Proxy(pool, {
+    get: (target, key) => (key === "query" ? query : key === "connect" ? connect : Reflect.get(target, key)),
+  });
+}
+
+/** A new context, with its own limiter, for each operation. */
+export function createGraphqlContext(deps: GatewayDeps, auth: AuthContext): GraphqlContext {
+  const limiter = createLimiter(GRAPHQL_DB_CONCURRENCY);
+  const prisma = deps.db.prisma.$extends({
+    query: { $allOperations: ({ args, query }) => limiter.run(() => query(args)) },
+  });
+  return {
+    deps,
+    auth,
+    db: {
+      pool: limitedPool(deps.db.pool, limiter),
+      // The same client with a query hook; its extended generics do not match `Tx`, its methods do.
+      prisma: prisma as unknown as Tx,
+      asOneCall: (task) => limiter.run(() => task(deps.db)),
+    },
+  };
 }

@@ -1,4 +1,14 @@
+import { Lexer, Source, TokenKind, parse } from "graphql";
 import { startGatewayHarness, type GatewayHarness } from "../../test-support/gateway.harness.js";
+import { countFields, MAX_QUERY_FIELDS, MAX_QUERY_TOKENS } from "./graphql.limits.js";
+
+/** Tokens as graphql-js's parser counts them for `maxTokens` (commas and comments are not tokens). */
+function countTokens(query: string): number {
+  const lexer = new Lexer(new Source(query));
+  let tokens = 0;
+  while (lexer.advance().kind !== TokenKind.EOF) tokens++;
+  return tokens;
+}
 
 interface GraphqlBody {
   data?: Record<string, unknown> | null;
@@ -379,6 +389,128 @@ describe("POST /api/graphql", () => {
     const unparsable = await gql("{ proxyCount");
     expect(unparsable.status).toBe(400);
     expect((unparsable.body as GraphqlBody).errors?.[0]?.extensions?.code).toBe("GRAPHQL_PARSE_FAILED");
+  });
+
+  it("refuses a document over MAX_QUERY_TOKENS with a parse error, before validation, however few bytes it has", async () => {
+    // The audit's query: 16 KiB of one alias repeated, which graphql-js's overlapping-fields rule compared pair by pair for over a second.
+    const repeated = `{ ${"a:proxies(page:1){total} ".repeat(655)}}`;
+    expect(Buffer.byteLength(repeated)).toBeLessThanOrEqual(16 * 1024);
+    const expectTooManyTokens = (res: { status: number; headers: Record<string, string>; body: unknown }) => {
+      expect(res.status).toBe(400);
+      expect(res.headers["content-type"]).toMatch(/^application\/json/);
+      const body = res.body as GraphqlBody;
+      expect(body.data).toBeUndefined();
+      expect(body.errors).toEqual([
+        expect.objectContaining({
+          message: `Syntax Error: Document contains more that ${MAX_QUERY_TOKENS} tokens. Parsing aborted.`,
+          extensions: { code: "GRAPHQL_PARSE_FAILED" },
+        }),
+      ]);
+    };
+    expectTooManyTokens(await gql(repeated));
+
+    // Exactly n tokens in few fields, so the token limit is the one reached: 5 for `{ viewer { } }`, 3 per distinct alias, 1 per plain field.
+    const ofTokens = (n: number) => {
+      const plain = ["role", "user_id"].slice(0, (n - 5) % 3);
+      const aliases = Array.from({ length: Math.floor((n - 5) / 3) }, (_, i) => `u${i}: user_id`);
+      return `{ viewer { ${[...plain, ...aliases].join(" ")} } }`;
+    };
+    const atLimit = ofTokens(MAX_QUERY_TOKENS);
+    expect([countTokens(atLimit), countTokens(ofTokens(MAX_QUERY_TOKENS + 1))]).toEqual([MAX_QUERY_TOKENS, MAX_QUERY_TOKENS + 1]);
+    const ok = await gql(atLimit);
+    expect([ok.status, (ok.body as GraphqlBody).errors, (ok.body as GraphqlBody).data?.viewer]).toEqual([
+      200,
+      undefined,
+      expect.objectContaining({ u0: userId }),
+    ]);
+    expectTooManyTokens(await gql(ofTokens(MAX_QUERY_TOKENS + 1)));
+  });
+
+  it("refuses a document over MAX_QUERY_FIELDS before validation, with a GraphQL error naming the limit", async () => {
+    // The same field repeated: each copy is compared with every other, so time grows with the square of the count.
+    const repeated = (fields: number) => `{ viewer { ${"user_id ".repeat(fields - 1)}} }`;
+    const ok = await gql(repeated(MAX_QUERY_FIELDS));
+    expect(ok.status).toBe(200);
+    expect(ok.body).toEqual({ data: { viewer: { user_id: userId } } });
+    const over = await gql(repeated(MAX_QUERY_FIELDS + 1));
+    expect(over.status).toBe(400);
+    expect(over.headers["content-type"]).toMatch(/^application\/json/);
+    expect(over.body).toEqual({
+      errors: [
+        {
+          message: `Document has ${MAX_QUERY_FIELDS + 1} fields; the limit is ${MAX_QUERY_FIELDS}`,
+          extensions: { code: "GRAPHQL_VALIDATION_FAILED", limit: "fields", fields: MAX_QUERY_FIELDS + 1, maxFields: MAX_QUERY_FIELDS },
+        },
+      ],
+    });
+    // Fields of a fragment count where it is defined, once, however often it is spread.
+    const spread = `{ viewer { ...V ...V } } fragment V on Viewer { ${"user_id ".repeat(MAX_QUERY_FIELDS - 1)}}`;
+    expect((await gql(spread)).status).toBe(200);
+  });
+
+  it("answers the largest useful query, every field of a page, a proxy, the dashboard and the settings, well within both limits", async () => {
+    const me = await h.register();
+    const myId = (await h.http.get("/api/checkLogin").set("Authorization", `Bearer ${me.token}`)).body.user_id as number;
+    const { rows } = await h.db.pool.query<{ id: number }>(
+      `INSERT INTO proxies (user_id, ip, port, alive, alive_protocols, response_time, anonymity_level) VALUES ($1, '3.3.3.3', 8080, true, 1, 90, 'elite') RETURNING id`,
+      [myId],
+    );
+    const id = rows[0]!.id;
+    await h.db.pool.query(
+      `INSERT INTO proxy_statistics (proxy_id, user_id, protocol, alive, attempt, response_time, anonymity_level, judge_url)
+       VALUES ($1, $2, 'http', true, 0, 90, 'elite', 'http://judge.example/')`,
+      [id, myId],
+    );
+    const reputation = "kind score label";
+    const statistic = "id alive attempt response_time protocol anonymity_level judge created_at";
+    const proxyFields = "id ip port protocols estimated_type response_time country anonymity_level alive latest_check";
+    const query = `query Everything($page: Int!, $pageSize: Int, $filter: ProxyFilter, $id: Int!, $limit: Int) {
+      viewer {
+        user_id role
+        settings {
+          http_protocol https_protocol socks4_protocol socks5_protocol timeout retries UseHttpsForSocks transport_protocol
+          auto_remove_failing_proxies auto_remove_failure_threshold judges { url regex } scraping_sources
+          proxy_list_columns scrape_source_proxy_columns scrape_source_list_columns
+        }
+      }
+      dashboard {
+        total_checks total_scraped total_checks_week total_scraped_week
+        reputation_breakdown { good neutral poor unknown }
+        country_breakdown { country count }
+        judge_valid_proxies { judge_url elite_proxies anonymous_proxies transparent_proxies }
+        top_reputation_proxy { proxy_id ip port score label }
+      }
+      proxyCount
+      proxies(page: $page, pageSize: $pageSize, filter: $filter) {
+        total
+        proxies { ${proxyFields} reputation { overall { ${reputation} } } }
+      }
+      proxy(id: $id) {
+        ${proxyFields}
+        username password has_auth scheme_hint asn attempt consecutive_failures next_check_at created_at
+        protocol_results { protocol alive attempt response_time anonymity_level judge checked_at check_count success_count }
+        latest_statistic { ${statistic} }
+        reputation { overall { ${reputation} } http { ${reputation} } https { ${reputation} } socks4 { ${reputation} } socks5 { ${reputation} } }
+        statistics(limit: $limit) { ${statistic} }
+      }
+    }`;
+    // 231 tokens and 133 fields: the limits leave four times that room.
+    expect(countTokens(query) * 4).toBeLessThan(MAX_QUERY_TOKENS);
+    expect(countFields(parse(query)) * 3).toBeLessThan(MAX_QUERY_FIELDS);
+    const res = await h.http
+      .post("/api/graphql")
+      .set("Content-Type", "application/json")
+      .set("Authorization", `Bearer ${me.token}`)
+      .send(JSON.stringify({ query, variables: { page: 1, pageSize: 100, filter: { status: "alive" }, id, limit: 500 } }));
+    expect(res.status).toBe(200);
+    const body = res.body as GraphqlBody;
+    expect(body.errors).toBeUndefined();
+    expect(body.data).toMatchObject({
+      viewer: { user_id: myId },
+      proxyCount: 1,
+      proxies: { total: 1, proxies: [{ id, ip: "3.3.3.3", port: 8080 }] },
+      proxy: { id, ip: "3.3.3.3", statistics: [{ protocol: "http", response_time: 90 }] },
+    });
   });
 
   it("allows introspection outside production", async () => {

@@ -1,5 +1,5 @@
 import { buildSchema, parse, specifiedRules, validate, type GraphQLObjectType } from "graphql";
-import { queryLimitsRule } from "./graphql.limits.js";
+import { countFields, queryFieldsError, queryLimitsRule } from "./graphql.limits.js";
 
 // A recursive schema, so depth is unbounded without the rule.
 const schema = buildSchema(`
@@ -70,5 +70,34 @@ describe("queryLimitsRule", () => {
     expect(check("{ __typename node { __typename } }", { maxDepth: 2, maxCost: 1 })).toEqual([]);
     const cyclic = check("{ node { ...A } } fragment A on Node { child { ...B } } fragment B on Node { child { ...A } }");
     expect(cyclic.some((e) => /Cannot spread fragment "A" within itself/.test(e.message))).toBe(true);
+  });
+});
+
+describe("queryFieldsError", () => {
+  const limits = { maxTokens: 50, maxFields: 4 };
+
+  it("counts every field as written: aliases, repeats, __typename, inline fragments, and each fragment once however often it is spread", () => {
+    expect(countFields(parse("{ a: node { id } node { id id } __typename }"))).toBe(6);
+    const spread = "query Q { node { ...F ...F ... on Node { id } } nodes { ...F } } fragment F on Node { id child { id } }";
+    // node, id (inline), nodes; F: id, child, id
+    expect(countFields(parse(spread))).toBe(6);
+  });
+
+  it("refuses a document past maxFields, naming the limit", () => {
+    expect(queryFieldsError("{ node { id id id } }", limits)).toBeUndefined();
+    const error = queryFieldsError("{ node { id id id id } }", limits);
+    expect(error && { message: error.message, extensions: error.extensions }).toEqual({
+      message: "Document has 5 fields; the limit is 4",
+      extensions: { code: "GRAPHQL_VALIDATION_FAILED", limit: "fields", fields: 5, maxFields: 4 },
+    });
+    // Fields in fragments that no operation uses count too: validation compares them all the same.
+    expect(queryFieldsError("{ count } fragment F on Node { id id id id }", limits)?.extensions).toMatchObject({ fields: 5 });
+  });
+
+  it("leaves syntax errors and documents past maxTokens to Apollo's parser", () => {
+    expect(queryFieldsError("{ node { id", limits)).toBeUndefined();
+    // 51 tokens holding 49 fields: the parser stops at the token limit before any field is counted.
+    expect(queryFieldsError(`{ ${"id ".repeat(49)} }`, limits)).toBeUndefined();
+    expect(queryFieldsError(`{ ${"id ".repeat(48)} }`, limits)?.extensions).toMatchObject({ fields: 48 });
   });
 });

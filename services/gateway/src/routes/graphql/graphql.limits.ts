@@ -6,6 +6,9 @@ import {
   isObjectType,
   isInterfaceType,
   Kind,
+  parse,
+  visit,
+  type DocumentNode,
   type GraphQLCompositeType,
   type GraphQLNamedType,
   type SelectionSetNode,
@@ -41,10 +44,67 @@ export interface QueryLimits {
 
 /**
  * `extensions.limit` of a violation (Apollo sets `extensions.code` of every
- * validation error to GRAPHQL_VALIDATION_FAILED).
+ * validation error to GRAPHQL_VALIDATION_FAILED; queryFieldsError sets the
+ * same code).
  */
 export const DEPTH_LIMIT = "depth";
 export const COST_LIMIT = "cost";
+export const FIELDS_LIMIT = "fields";
+
+/**
+ * Most lexical tokens (names, punctuation, values; commas and comments are
+ * not tokens) in a query: graphql-js's `maxTokens`, so the parser stops
+ * there and Apollo answers 400 GRAPHQL_PARSE_FAILED. GRAPHQL_MAX_QUERY_BYTES
+ * alone let 16 KiB of `a:proxies(page:1){total}` through, 7,200 tokens that
+ * graphql-js's OverlappingFieldsCanBeMergedRule compared pair by pair for
+ * over a second on the event loop, before the cost rule could refuse them.
+ * The largest useful query (a full proxies page and a proxy with every
+ * field and statistics, dashboard and settings) has 231 tokens; 40 aliases
+ * of a searched `proxies { total }` have 722.
+ */
+export const MAX_QUERY_TOKENS = 1000;
+
+/**
+ * Most field selections in a document, counted as written (a fragment's once,
+ * however often it is spread), checked after parsing and before validation.
+ * Validation compares every two fields that share a response name, so its
+ * time grows with the square of their number: within 1000 tokens, 998
+ * copies of `proxyCount` took 100 ms (graphql-js outside
+ * NODE_ENV=production); 500 fields, under 30 ms. The largest useful query
+ * has 133.
+ */
+export const MAX_QUERY_FIELDS = 500;
+
+/** Field nodes in a document, in operations and fragment definitions alike, aliases and `__typename` included. */
+export function countFields(document: DocumentNode): number {
+  let fields = 0;
+  visit(document, {
+    Field() {
+      fields++;
+    },
+  });
+  return fields;
+}
+
+/**
+ * The error for a query with more than `maxFields` fields, to be answered
+ * before graphql-js validates it; undefined when it is within the limit or
+ * does not parse within `maxTokens` (Apollo parses it again with the same
+ * limit and reports the syntax error in its own words).
+ */
+export function queryFieldsError(query: string, { maxTokens, maxFields }: { maxTokens: number; maxFields: number }): GraphQLError | undefined {
+  let document: DocumentNode;
+  try {
+    document = parse(query, { maxTokens, noLocation: true });
+  } catch {
+    return undefined;
+  }
+  const fields = countFields(document);
+  if (fields <= maxFields) return undefined;
+  return new GraphQLError(`Document has ${fields} fields; the limit is ${maxFields}`, {
+    extensions: { code: "GRAPHQL_VALIDATION_FAILED", limit: FIELDS_LIMIT, fields, maxFields },
+  });
+}
 
 interface Measure {
   depth: number;

@@ -58,24 +58,26 @@ interface ProxiesArgs {
   filter?: ProxyFilterInput | null;
 }
 
-async function settingsOf({ deps, auth }: GraphqlContext): Promise<UserSettingsView> {
-  const settings = await readSettings(deps.db.prisma, auth.userId);
+async function settingsOf({ db, auth }: GraphqlContext): Promise<UserSettingsView> {
+  const settings = await readSettings(db.prisma, auth.userId);
   if (!settings) throw new GraphQLError("User not found", { extensions: { code: NOT_FOUND } });
   return settings;
 }
 
 /**
  * Resolvers call the same services and repositories as the REST routes, so
- * both faces of the API validate and answer alike.
+ * both faces of the API validate and answer alike. They reach the database
+ * only through the context's `db`, which runs at most GRAPHQL_DB_CONCURRENCY
+ * statements of the operation at once (graphql.context.ts).
  */
 export const resolvers = {
   SafeInt: SafeIntScalar,
 
   Query: {
     viewer: (_parent: unknown, _args: unknown, { auth }: GraphqlContext) => ({ user_id: auth.userId, role: auth.role }),
-    dashboard: (_parent: unknown, _args: unknown, { deps, auth }: GraphqlContext) => getDashboardInfo(deps.db.prisma, auth.userId),
-    proxyCount: (_parent: unknown, _args: unknown, { deps, auth }: GraphqlContext) => countProxies(deps.db, auth.userId),
-    proxies(_parent: unknown, args: ProxiesArgs, { deps, auth }: GraphqlContext) {
+    dashboard: (_parent: unknown, _args: unknown, { db, auth }: GraphqlContext) => getDashboardInfo(db.prisma, auth.userId),
+    proxyCount: (_parent: unknown, _args: unknown, { db, auth }: GraphqlContext) => countProxies(db, auth.userId),
+    proxies(_parent: unknown, args: ProxiesArgs, { db, auth }: GraphqlContext) {
       const filter = args.filter ?? {};
       const { page, pageSize, filters } = userInput(() => ({
         page: parsePage(String(args.page)),
@@ -92,18 +94,18 @@ export const resolvers = {
           maxRetries: asParam(filter.maxRetries),
         }),
       }));
-      return listProxies(deps.db, auth.userId, filters, page, pageSize);
+      return listProxies(db, auth.userId, filters, page, pageSize);
     },
     /** Another user's id answers null, exactly like an unknown id (no existence oracle). */
-    proxy: (_parent: unknown, args: { id: number }, { deps, auth }: GraphqlContext) =>
-      args.id >= 1 ? getProxyDetail(deps.db, auth.userId, args.id) : null,
+    proxy: (_parent: unknown, args: { id: number }, { db, auth }: GraphqlContext) =>
+      args.id >= 1 ? getProxyDetail(db, auth.userId, args.id) : null,
   },
 
   ProxyDetail: {
-    async statistics(parent: ProxyDetail, args: { limit?: number | null }, { deps, auth }: GraphqlContext): Promise<ProxyStatistic[]> {
+    async statistics(parent: ProxyDetail, args: { limit?: number | null }, { db, auth }: GraphqlContext): Promise<ProxyStatistic[]> {
       const limit = userInput(() => parseStatisticsLimit(asParam(args.limit)));
       // The proxy was the caller's a moment ago; deleted since means no statistics.
-      return (await listStatistics(deps.db, auth.userId, parent.id, limit)) ?? [];
+      return (await listStatistics(db, auth.userId, parent.id, limit)) ?? [];
     },
   },
 
@@ -114,8 +116,11 @@ export const resolvers = {
   Mutation: {
     /** POST /api/user/settings' rules: zod ranges, then the website blacklist on judge URLs. */
     async updateUserSettings(_parent: unknown, args: { input: unknown }, context: GraphqlContext): Promise<UserSettingsView> {
-      const { deps, auth } = context;
-      const rejection = await saveUserSettings(deps, auth.userId, args.input);
+      const { deps, auth, db } = context;
+      // The transaction holds one connection throughout: one slot, its statements not limited again.
+      const rejection = await db.asOneCall((database) =>
+        saveUserSettings({ db: database, globalConfig: deps.globalConfig }, auth.userId, args.input),
+      );
       if (rejection) throw badInput(rejection.message, rejection.extra);
       return settingsOf(context);
     },

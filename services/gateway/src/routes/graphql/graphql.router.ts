@@ -6,16 +6,17 @@ import {
   ApolloServerPluginUsageReportingDisabled,
 } from "@apollo/server/plugin/disabled";
 import { expressMiddleware } from "@as-integrations/express5";
-import express, { Router, type RequestHandler } from "express";
+import { Router, type RequestHandler } from "express";
 import { GraphQLError, type GraphQLFormattedError } from "graphql";
 import type { Logger } from "@roost/observability";
 import type { GatewayDeps } from "../../gateway.deps.js";
 import { authOf } from "../../http/auth.middleware.js";
 import type { Guards } from "../../http/guards.js";
-import { rejectNulBytes } from "../../http/nul-guard.js";
+import { jsonBodyParser } from "../../http/json-body.middleware.js";
+import { rejectNulInUrl } from "../../http/nul-guard.js";
 import { badRequest, HttpError } from "../../http/http-error.js";
-import type { GraphqlContext } from "./graphql.context.js";
-import { queryLimitsRule, type QueryLimits } from "./graphql.limits.js";
+import { createGraphqlContext, type GraphqlContext } from "./graphql.context.js";
+import { MAX_QUERY_FIELDS, MAX_QUERY_TOKENS, queryFieldsError, queryLimitsRule, type QueryLimits } from "./graphql.limits.js";
 import { resolvers } from "./graphql.resolvers.js";
 import { typeDefs } from "./graphql.schema.js";
 
@@ -73,6 +74,24 @@ function queryBytesGuard(maxBytes: number): RequestHandler {
   };
 }
 
+/**
+ * 400 GraphQL `{errors}` for a query with more than MAX_QUERY_FIELDS fields.
+ * Apollo runs the validation rules in one pass, so a rule could report the
+ * count but not spare graphql-js's pairwise field comparison; this check
+ * runs before Apollo, on a second parse bounded by MAX_QUERY_TOKENS.
+ */
+function queryFieldsGuard(): RequestHandler {
+  return (req, res, next) => {
+    const query: unknown = (req.body as { query?: unknown }).query;
+    const error = typeof query === "string" ? queryFieldsError(query, { maxTokens: MAX_QUERY_TOKENS, maxFields: MAX_QUERY_FIELDS }) : undefined;
+    if (error) {
+      res.status(400).json({ errors: [error.toJSON()] });
+      return;
+    }
+    next();
+  };
+}
+
 export function createGraphqlServer(deps: GatewayDeps): ApolloServer<GraphqlContext> {
   const production = deps.config.NODE_ENV === "production";
   const limits: QueryLimits = {
@@ -93,6 +112,8 @@ export function createGraphqlServer(deps: GatewayDeps): ApolloServer<GraphqlCont
     allowBatchedHttpRequests: false,
     // The process's shutdown coordinator owns signals (STYLE.md rule 6).
     stopOnTerminationSignals: false,
+    // The parser stops past MAX_QUERY_TOKENS, so no larger document reaches validation (graphql.limits.ts).
+    parseOptions: { maxTokens: MAX_QUERY_TOKENS },
     validationRules: [queryLimitsRule(limits)],
     formatError: formatError(deps.logger),
     logger: {
@@ -112,8 +133,9 @@ export function createGraphqlServer(deps: GatewayDeps): ApolloServer<GraphqlCont
 /**
  * POST /api/graphql. Mounted before the /api JSON parser: it parses its own
  * body (API_JSON_MAX_BODY_BYTES for the whole body, GRAPHQL_MAX_QUERY_BYTES
- * for the query text). The bearer guard runs first, so 401 and 413 are
- * `{error}` bodies; GraphQL validation and execution errors are `{errors}`.
+ * for the query text, MAX_QUERY_TOKENS and MAX_QUERY_FIELDS for the
+ * document). The bearer guard runs first, so 401 and 413 are `{error}`
+ * bodies; GraphQL parse, validation and execution errors are `{errors}`.
  */
 export function graphqlRouter(deps: GatewayDeps, { auth }: Guards): Router {
   const server = createGraphqlServer(deps);
@@ -123,10 +145,12 @@ export function graphqlRouter(deps: GatewayDeps, { auth }: Guards): Router {
   router.post(
     "/graphql",
     auth,
-    express.json({ limit: deps.config.API_JSON_MAX_BODY_BYTES, strict: true }),
-    rejectNulBytes,
+    jsonBodyParser(deps.config.API_JSON_MAX_BODY_BYTES),
+    rejectNulInUrl,
     queryBytesGuard(deps.config.GRAPHQL_MAX_QUERY_BYTES),
-    expressMiddleware(server, { context: async ({ req }) => ({ deps, auth: authOf(req) }) }),
+    queryFieldsGuard(),
+    // A context, and so a database limiter, per operation.
+    expressMiddleware(server, { context: async ({ req }) => createGraphqlContext(deps, authOf(req)) }),
   );
   return router;
 }

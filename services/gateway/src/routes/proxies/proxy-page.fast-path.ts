@@ -49,7 +49,7 @@ export function withProxyPageFastPath(deps: Pick<GatewayDeps, "tokens" | "revoca
     try {
       const token = deps.tokens.verify(raw);
       const query = parseQueryString(rawQuery);
-      // A NUL anywhere is the pipeline's 400 (rejectNulBytes); a page that is not digits, parsePage's.
+      // A NUL anywhere is the pipeline's 400 (rejectNulInUrl); a page that is not digits, parsePage's.
       if (containsNul(query)) return false;
       page = parsePage(rawPage);
       pageSize = parsePageSize(query.pageSize);
