@@ -67,6 +67,12 @@ export const gatewayEnvSchema = z
     RATE_LIMIT_FORGOT_PASSWORD_EMAIL_WINDOW_SECONDS: envInt(60, 1, 86_400),
     RATE_LIMIT_RESET_PASSWORD_PER_MINUTE: envInt(20, 1, 1_000_000),
     RATE_LIMIT_RESET_PASSWORD_PER_ACCOUNT_PER_MINUTE: envInt(5, 1, 1_000_000),
+    /** Token refreshes per minute per account (each one stores a revoked token id for the token's lifetime). */
+    RATE_LIMIT_REFRESH_TOKEN_PER_ACCOUNT_PER_MINUTE: envInt(30, 1, 1_000_000),
+    /** changePassword and deleteAccount requests together per minute per account (each runs argon2). */
+    RATE_LIMIT_PASSWORD_CHECKS_PER_ACCOUNT_PER_MINUTE: envInt(10, 1, 1_000_000),
+    /** Failed changePassword and deleteAccount requests together per 15 minutes per account. */
+    RATE_LIMIT_PASSWORD_CHECK_FAILURES_PER_ACCOUNT: envInt(10, 1, 1_000_000),
     /** Password recovery is configured when SMTP_HOST, MAIL_FROM_ADDRESS and PUBLIC_APP_URL are all set (the mailer reads the other SMTP_* settings); else forgotPassword answers 503. */
     SMTP_HOST: envOptionalString(),
     MAIL_FROM_ADDRESS: envOptionalString(),

@@ -52,12 +52,22 @@ export function findUserById(db: DbHandle, id: number): Promise<User | null> {
   return db.user.findUnique({ where: { id } });
 }
 
+/** Sets the user's password hash; false when the account is gone (deleted concurrently). */
+export async function setUserPasswordHash(tx: DbHandle, userId: number, passwordHash: string): Promise<boolean> {
+  const { count } = await tx.user.updateMany({ where: { id: userId }, data: { passwordHash } });
+  return count === 1;
+}
+
 /**
  * Removes the account now; its bulk rows (proxies, sources, statistics) are
  * removed afterwards in batches by the maintenance queue, so the request
- * finishes in bounded time however much the user owns.
+ * finishes in bounded time however much the user owns. The `users` row goes
+ * first, so the only lock the deletion waits for is that row's (an upload
+ * holds it). False when the account is already gone (a concurrent deletion).
  */
-export async function deleteAccountRows(tx: DbHandle, userId: number): Promise<void> {
+export async function deleteAccountRows(tx: DbHandle, userId: number): Promise<boolean> {
+  const { count } = await tx.user.deleteMany({ where: { id: userId } });
+  if (count === 0) return false;
   await tx.accountPurge.upsert({ where: { userId }, create: { userId }, update: {} });
-  await tx.user.delete({ where: { id: userId } });
+  return true;
 }

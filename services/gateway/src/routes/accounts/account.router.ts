@@ -52,6 +52,32 @@ export function accountRouter(deps: GatewayDeps, { auth }: Guards): Router {
     }),
   ];
 
+  // Keyed by the token's account, so they run after `auth` and before any
+  // credential check. One limiter instance serves changePassword and
+  // deleteAccount, so alternating the routes gains nothing.
+  const byAccount = (req: Request): string => `user:${authOf(req).userId}`;
+  const refreshLimit = createRateLimiter(limits, {
+    scope: "refresh_token_account",
+    limit: c.RATE_LIMIT_REFRESH_TOKEN_PER_ACCOUNT_PER_MINUTE,
+    windowMs: MINUTE,
+    key: byAccount,
+  });
+  const passwordCheckLimits: RequestHandler[] = [
+    createRateLimiter(limits, {
+      scope: "password_check_account",
+      limit: c.RATE_LIMIT_PASSWORD_CHECKS_PER_ACCOUNT_PER_MINUTE,
+      windowMs: MINUTE,
+      key: byAccount,
+    }),
+    createRateLimiter(limits, {
+      scope: "password_check_failures_account",
+      limit: c.RATE_LIMIT_PASSWORD_CHECK_FAILURES_PER_ACCOUNT,
+      windowMs: 15 * MINUTE,
+      key: byAccount,
+      failuresOnly: true,
+    }),
+  ];
+
   router.post("/register", registerLimit, async (req, res) => {
     const { email, password } = parse(credentialsSchema, req);
     const { token } = await service.register(email, password);
@@ -63,7 +89,7 @@ export function accountRouter(deps: GatewayDeps, { auth }: Guards): Router {
     res.json(await service.login(email, password));
   });
 
-  router.post("/refreshToken", auth, async (req, res) => {
+  router.post("/refreshToken", auth, refreshLimit, async (req, res) => {
     res.json(await service.refresh(authOf(req).token));
   });
 
@@ -77,13 +103,13 @@ export function accountRouter(deps: GatewayDeps, { auth }: Guards): Router {
     res.json({ user_id: userId, role });
   });
 
-  router.post("/changePassword", auth, async (req, res) => {
+  router.post("/changePassword", auth, ...passwordCheckLimits, async (req, res) => {
     const { oldPassword, newPassword } = parse(changePasswordSchema, req);
     await service.changePassword(authOf(req).token, oldPassword, newPassword);
     res.json("Password changed.");
   });
 
-  router.post("/deleteAccount", auth, async (req, res) => {
+  router.post("/deleteAccount", auth, ...passwordCheckLimits, async (req, res) => {
     const { password } = parse(deleteAccountSchema, req);
     await service.deleteAccount(authOf(req).token, password);
     res.json("Account deleted.");

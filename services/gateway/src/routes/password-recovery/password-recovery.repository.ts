@@ -33,11 +33,3 @@ export async function setPasswordHash(tx: DbHandle, userId: number, passwordHash
     UPDATE users SET password_hash = ${passwordHash}, updated_at = now() WHERE id = ${userId} RETURNING email`;
   return rows[0]?.email ?? null;
 }
-
-/**
- * Bounds how long the current transaction waits for a lock and for any one
- * statement, so a request answers 503 instead of hanging on a locked outbox.
- */
-export async function limitTransactionWaits(tx: DbHandle, timeoutMs: number): Promise<void> {
-  await tx.$queryRaw`SELECT set_config('lock_timeout', ${String(timeoutMs)}, true), set_config('statement_timeout', ${String(timeoutMs)}, true)`;
-}

@@ -1,4 +1,5 @@
 import { passwordPolicyError } from "@roost/auth";
+import { limitTransactionWaits } from "@roost/db";
 import { enqueueEmail, hashResetToken, insertPasswordResetIntent } from "@roost/outbox";
 import type { GatewayDeps } from "../../gateway.deps.js";
 import { badRequest, HttpError, unauthorized, unavailable } from "../../http/http-error.js";
@@ -6,7 +7,6 @@ import {
   consumeResetToken,
   deleteUserResetTokens,
   findUsableResetToken,
-  limitTransactionWaits,
   setPasswordHash,
 } from "./password-recovery.repository.js";
 
