@@ -19,7 +19,8 @@ describe("POST /api/user/export: clients that do not read", () => {
   const sockets: net.Socket[] = [];
 
   beforeAll(async () => {
-    h = await startGatewayHarness({ API_STREAM_STALL_SECONDS: "2" });
+    // Long enough that the two stalled exports are not cut off before the checks below on a slow host.
+    h = await startGatewayHarness({ API_STREAM_STALL_SECONDS: "5" });
     ({ port } = (await h.service.start()) as AddressInfo);
   });
   afterAll(async () => {
