@@ -1,35 +1,19 @@
-import request, { type Response } from "supertest";
+import request from "supertest";
 import { createDatabase } from "@roost/db";
-import { createLogger, createMetrics, type Metrics } from "@roost/observability";
+import { createLogger, createMetrics } from "@roost/observability";
 import { createApp } from "../app.js";
 import { buildGatewayDeps } from "../gateway.wiring.js";
 import { startGatewayHarness, STRONG_PASSWORD, type GatewayHarness } from "../test-support/gateway.harness.js";
+import { counterValue, expect429, HIGH_LIMIT, rateLimitBlocks } from "../test-support/rate-limit-checks.js";
 
 /** Small limits through the same env vars an operator sets; the other limits stay out of the way. */
-const HIGH = "1000";
 const limits = (overrides: Record<string, string>) => ({
-  RATE_LIMIT_LOGIN_PER_MINUTE: HIGH,
-  RATE_LIMIT_LOGIN_FAILURES_PER_EMAIL: HIGH,
-  RATE_LIMIT_LOGIN_FAILURES_PER_IP: HIGH,
-  RATE_LIMIT_REGISTER_PER_MINUTE: HIGH,
+  RATE_LIMIT_LOGIN_PER_MINUTE: HIGH_LIMIT,
+  RATE_LIMIT_LOGIN_FAILURES_PER_EMAIL: HIGH_LIMIT,
+  RATE_LIMIT_LOGIN_FAILURES_PER_IP: HIGH_LIMIT,
+  RATE_LIMIT_REGISTER_PER_MINUTE: HIGH_LIMIT,
   ...overrides,
 });
-
-async function counterValue(metrics: Metrics, name: string, label: string, value: string): Promise<number> {
-  const metric = await metrics.registry.getSingleMetric(name)?.get();
-  return metric?.values.find((v) => v.labels[label] === value)?.value ?? 0;
-}
-const blocks = (metrics: Metrics, scope: string) => counterValue(metrics, "svc_rate_limit_blocks_total", "scope", scope);
-
-function expect429(res: Response, maxRetryAfterSec: number): void {
-  expect(res.status).toBe(429);
-  expect(res.headers["content-type"]).toMatch(/^application\/json/);
-  expect(res.body).toEqual({ error: expect.any(String) });
-  const retryAfter = Number(res.headers["retry-after"]);
-  expect(Number.isInteger(retryAfter)).toBe(true);
-  expect(retryAfter).toBeGreaterThanOrEqual(1);
-  expect(retryAfter).toBeLessThanOrEqual(maxRetryAfterSec);
-}
 
 describe("rate limits", () => {
   let h: GatewayHarness | undefined;
@@ -49,7 +33,7 @@ describe("rate limits", () => {
     for (let i = 0; i < 4; i++) expect((await login(g, email, STRONG_PASSWORD)).status).toBe(200);
     expect429(await login(g, email, STRONG_PASSWORD), 60);
     expect429(await login(g, "someone-else@example.com", "Whatever-Pass-1"), 60);
-    expect(await blocks(g.deps.metrics, "login_ip")).toBe(2);
+    expect(await rateLimitBlocks(g.deps.metrics, "login_ip")).toBe(2);
   });
 
   it("failed logins per e-mail: blocked before any credential check, other e-mails unaffected", async () => {
@@ -64,7 +48,7 @@ describe("rate limits", () => {
     expect429(await login(g, victim.email, "Wrong-Password-9"), 900);
     // No password was checked for the blocked attempts.
     expect(await counterValue(g.deps.metrics, "svc_auth_failures_total", "reason", "bad_credentials")).toBe(credentialFailures);
-    expect(await blocks(g.deps.metrics, "login_failures_email")).toBe(3);
+    expect(await rateLimitBlocks(g.deps.metrics, "login_failures_email")).toBe(3);
 
     expect((await login(g, bystander.email, STRONG_PASSWORD)).status).toBe(200);
   });
@@ -74,7 +58,7 @@ describe("rate limits", () => {
     const { email } = await g.register();
     for (let i = 0; i < 4; i++) expect((await login(g, `guess${i}@example.com`, STRONG_PASSWORD)).status).toBe(401);
     expect429(await login(g, email, STRONG_PASSWORD), 900);
-    expect(await blocks(g.deps.metrics, "login_failures_ip")).toBe(1);
+    expect(await rateLimitBlocks(g.deps.metrics, "login_failures_ip")).toBe(1);
   });
 
   it("register: RATE_LIMIT_REGISTER_PER_MINUTE requests per IP, the refused one creates nothing", async () => {
@@ -82,7 +66,7 @@ describe("rate limits", () => {
     for (let i = 0; i < 3; i++) expect((await g.http.post("/api/register").send({ email: `r${i}@example.com`, password: STRONG_PASSWORD })).status).toBe(201);
     expect429(await g.http.post("/api/register").send({ email: "r3@example.com", password: STRONG_PASSWORD }), 60);
     expect(await g.db.prisma.user.count()).toBe(3);
-    expect(await blocks(g.deps.metrics, "register_ip")).toBe(1);
+    expect(await rateLimitBlocks(g.deps.metrics, "register_ip")).toBe(1);
   });
 
   it("counters live in Redis: two gateways on one Redis prefix share them", async () => {
@@ -107,8 +91,8 @@ describe("rate limits", () => {
       expect((await loginAt(other)).status).toBe(200);
       expect429(await loginAt(other), 60);
       expect429(await loginAt(g.http), 60);
-      expect(await blocks(metrics, "login_ip")).toBe(1);
-      expect(await blocks(g.deps.metrics, "login_ip")).toBe(1);
+      expect(await rateLimitBlocks(metrics, "login_ip")).toBe(1);
+      expect(await rateLimitBlocks(g.deps.metrics, "login_ip")).toBe(1);
     } finally {
       await second.close();
       await db.close();
@@ -132,6 +116,6 @@ describe("rate limits", () => {
     expect429(await from("198.51.100.1, 203.0.113.10"), 60);
     expect((await from("203.0.113.11")).status).toBe(401);
     expect((await login(g, "x@example.com", STRONG_PASSWORD)).status).toBe(401); // the proxy itself, no header
-    expect(await blocks(g.deps.metrics, "login_ip")).toBe(2);
+    expect(await rateLimitBlocks(g.deps.metrics, "login_ip")).toBe(2);
   });
 });

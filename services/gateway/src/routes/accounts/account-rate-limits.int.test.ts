@@ -1,7 +1,7 @@
-import type { Response } from "supertest";
 import type { Metrics } from "@roost/observability";
 import { startGatewayHarness, STRONG_PASSWORD, type GatewayHarness } from "../../test-support/gateway.harness.js";
 import { bearer, claimsOf } from "../../test-support/token-claims.js";
+import { counterValue, expect429, HIGH_LIMIT, rateLimitBlocks } from "../../test-support/rate-limit-checks.js";
 
 /**
  * Per-account limits of the token routes (docs/auth.md "Rate limits"):
@@ -10,35 +10,19 @@ import { bearer, claimsOf } from "../../test-support/token-claims.js";
  * password was right). Small limits through the same env vars an operator
  * sets; the other limits stay out of the way.
  */
-const HIGH = "1000";
 const limits = (overrides: Record<string, string>) => ({
-  RATE_LIMIT_LOGIN_PER_MINUTE: HIGH,
-  RATE_LIMIT_LOGIN_FAILURES_PER_EMAIL: HIGH,
-  RATE_LIMIT_LOGIN_FAILURES_PER_IP: HIGH,
-  RATE_LIMIT_REGISTER_PER_MINUTE: HIGH,
-  RATE_LIMIT_REFRESH_TOKEN_PER_ACCOUNT_PER_MINUTE: HIGH,
-  RATE_LIMIT_PASSWORD_CHECKS_PER_ACCOUNT_PER_MINUTE: HIGH,
-  RATE_LIMIT_PASSWORD_CHECK_FAILURES_PER_ACCOUNT: HIGH,
+  RATE_LIMIT_LOGIN_PER_MINUTE: HIGH_LIMIT,
+  RATE_LIMIT_LOGIN_FAILURES_PER_EMAIL: HIGH_LIMIT,
+  RATE_LIMIT_LOGIN_FAILURES_PER_IP: HIGH_LIMIT,
+  RATE_LIMIT_REGISTER_PER_MINUTE: HIGH_LIMIT,
+  RATE_LIMIT_REFRESH_TOKEN_PER_ACCOUNT_PER_MINUTE: HIGH_LIMIT,
+  RATE_LIMIT_PASSWORD_CHECKS_PER_ACCOUNT_PER_MINUTE: HIGH_LIMIT,
+  RATE_LIMIT_PASSWORD_CHECK_FAILURES_PER_ACCOUNT: HIGH_LIMIT,
   ...overrides,
 });
 const NEW_PASSWORD = "Battery-Staple-77";
 
-async function counterValue(metrics: Metrics, name: string, label: string, value: string): Promise<number> {
-  const metric = await metrics.registry.getSingleMetric(name)?.get();
-  return metric?.values.find((v) => v.labels[label] === value)?.value ?? 0;
-}
-const blocks = (metrics: Metrics, scope: string) => counterValue(metrics, "svc_rate_limit_blocks_total", "scope", scope);
 const authFailures = (metrics: Metrics, reason: string) => counterValue(metrics, "svc_auth_failures_total", "reason", reason);
-
-function expect429(res: Response, maxRetryAfterSec: number): void {
-  expect(res.status).toBe(429);
-  expect(res.headers["content-type"]).toMatch(/^application\/json/);
-  expect(res.body).toEqual({ error: expect.any(String) });
-  const retryAfter = Number(res.headers["retry-after"]);
-  expect(Number.isInteger(retryAfter)).toBe(true);
-  expect(retryAfter).toBeGreaterThanOrEqual(1);
-  expect(retryAfter).toBeLessThanOrEqual(maxRetryAfterSec);
-}
 
 describe("account rate limits", () => {
   let h: GatewayHarness | undefined;
@@ -81,7 +65,7 @@ describe("account rate limits", () => {
     // Blocked before the revocation write: no new revoked ids, and the tokens still work.
     expect(await g.db.prisma.revokedToken.count({ where: { userId } })).toBe(revokedBefore);
     for (const current of chains) expect((await g.http.get("/api/checkLogin").set(bearer(current))).status).toBe(200);
-    expect(await blocks(g.deps.metrics, "refresh_token_account")).toBe(3);
+    expect(await rateLimitBlocks(g.deps.metrics, "refresh_token_account")).toBe(3);
 
     // Other accounts keep their own budget.
     expect((await refresh(g, bystander)).status).toBe(200);
@@ -110,7 +94,7 @@ describe("account rate limits", () => {
     expect429(await deleteAccount(g, await login(g, email), "Wrong-Password-x"), 900);
     expect(await authFailures(g.deps.metrics, "bad_old_password")).toBe(checked);
     expect(await authFailures(g.deps.metrics, "bad_password")).toBe(0);
-    expect(await blocks(g.deps.metrics, "password_check_failures_account")).toBe(20);
+    expect(await rateLimitBlocks(g.deps.metrics, "password_check_failures_account")).toBe(20);
     expect(await g.db.prisma.user.count({ where: { id: userId } })).toBe(1);
     expect((await g.http.post("/api/login").send({ email, password: NEW_PASSWORD })).status).toBe(401);
 
@@ -128,7 +112,7 @@ describe("account rate limits", () => {
     const third = await login(g, email, STRONG_PASSWORD);
     expect429(await changePassword(g, third, STRONG_PASSWORD, NEW_PASSWORD), 60);
     expect429(await deleteAccount(g, third, STRONG_PASSWORD), 60);
-    expect(await blocks(g.deps.metrics, "password_check_account")).toBe(2);
+    expect(await rateLimitBlocks(g.deps.metrics, "password_check_account")).toBe(2);
     expect((await g.http.get("/api/checkLogin").set(bearer(third))).status).toBe(200);
   });
 });

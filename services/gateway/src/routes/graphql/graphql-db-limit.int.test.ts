@@ -1,6 +1,7 @@
 import type pg from "pg";
 import { waitFor } from "@roost/testkit";
 import { startGatewayHarness, type GatewayHarness } from "../../test-support/gateway.harness.js";
+import { postGraphql } from "../../test-support/graphql-client.js";
 
 /**
  * One operation never has more than two statements (GRAPHQL_DB_CONCURRENCY)
@@ -50,12 +51,7 @@ describe("GraphQL database concurrency per operation", () => {
   /** Proxies whose IP starts with "1." (every other one); the rest start with "2.". */
   const MATCHING = SEEDED / 2;
 
-  const gql = (query: string, variables?: Record<string, unknown>) =>
-    h.http
-      .post("/api/graphql")
-      .set("Content-Type", "application/json")
-      .set("Authorization", `Bearer ${token}`)
-      .send(JSON.stringify({ query, variables }));
+  const gql = (query: string, variables?: Record<string, unknown>) => postGraphql(h, query, variables, token);
 
   beforeAll(async () => {
     h = await startGatewayHarness();

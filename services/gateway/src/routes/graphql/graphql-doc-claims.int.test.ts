@@ -1,5 +1,6 @@
 import { startGatewayHarness, type GatewayHarness } from "../../test-support/gateway.harness.js";
 import { insertProxy, userIdOfToken, type ProxyFixture } from "../../test-support/proxy-fixtures.js";
+import { postGraphql } from "../../test-support/graphql-client.js";
 
 /**
  * Behaviours docs/graphql.md promises that no other test pinned down: the
@@ -20,11 +21,7 @@ interface Page {
 describe("docs/graphql.md claims", () => {
   let h: GatewayHarness;
 
-  const gql = (query: string, variables: Record<string, unknown> | undefined, bearer: string | null) => {
-    const req = h.http.post("/api/graphql").set("Content-Type", "application/json");
-    if (bearer !== null) req.set("Authorization", `Bearer ${bearer}`);
-    return req.send(JSON.stringify({ query, variables }));
-  };
+  const gql = (query: string, variables: Record<string, unknown> | undefined, bearer: string | null) => postGraphql(h, query, variables, bearer);
 
   beforeAll(async () => {
     h = await startGatewayHarness();

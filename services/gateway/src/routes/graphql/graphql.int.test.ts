@@ -1,6 +1,7 @@
 import { Lexer, Source, TokenKind, parse } from "graphql";
 import { startGatewayHarness, type GatewayHarness } from "../../test-support/gateway.harness.js";
 import { countFields, MAX_QUERY_FIELDS, MAX_QUERY_TOKENS } from "./graphql.limits.js";
+import { postGraphql } from "../../test-support/graphql-client.js";
 
 /** Tokens as graphql-js's parser counts them for `maxTokens` (commas and comments are not tokens). */
 function countTokens(query: string): number {
@@ -20,11 +21,7 @@ describe("POST /api/graphql", () => {
   let token: string;
   let userId: number;
 
-  const gql = (query: string, variables?: Record<string, unknown>, bearer: string | null = token) => {
-    const req = h.http.post("/api/graphql").set("Content-Type", "application/json");
-    if (bearer !== null) req.set("Authorization", `Bearer ${bearer}`);
-    return req.send(JSON.stringify({ query, variables }));
-  };
+  const gql = (query: string, variables?: Record<string, unknown>, bearer: string | null = token) => postGraphql(h, query, variables, bearer);
 
   beforeAll(async () => {
     h = await startGatewayHarness();
@@ -525,12 +522,7 @@ describe("POST /api/graphql limits", () => {
   let token: string;
   let userId: number;
 
-  const gql = (query: string, variables?: Record<string, unknown>) =>
-    h.http
-      .post("/api/graphql")
-      .set("Content-Type", "application/json")
-      .set("Authorization", `Bearer ${token}`)
-      .send(JSON.stringify({ query, variables }));
+  const gql = (query: string, variables?: Record<string, unknown>) => postGraphql(h, query, variables, token);
 
   beforeAll(async () => {
     // Small limits so the real server's checks can be hit with this schema.
