@@ -47,6 +47,11 @@ export const gatewayEnvSchema = z
     API_JSON_MAX_BODY_BYTES: envInt(1024 * 1024, 1024, 64 * 1024 * 1024),
     /** Seconds an upload waits for a client that sends nothing, or an export for one that reads nothing, before it is cut off (its connection freed); 30. */
     API_STREAM_STALL_SECONDS: envInt(30, 1, 3600),
+    /**
+     * Seconds an upload may wait in line for a database connection before a 429; 30. At most 100:
+     * the server's request timeout (120 s) runs from the request's first byte, and the body still has to arrive.
+     */
+    API_UPLOAD_QUEUE_SECONDS: envInt(30, 1, 100),
     /** Bytes; 16 KiB. */
     GRAPHQL_MAX_QUERY_BYTES: envInt(16 * 1024, 256, 1024 * 1024),
     /** Deepest field nesting a GraphQL operation may have (root fields are 1); 8. */

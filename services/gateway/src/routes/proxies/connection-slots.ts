@@ -24,8 +24,11 @@ export interface Slot {
 /** No slot now, and no room to wait for one (429). */
 export class SlotsBusyError extends Error {
   override readonly name = "SlotsBusyError";
-  constructor(readonly refused: "user" | "total") {
-    super(refused === "user" ? "too many in progress for this user" : "too many in progress");
+  constructor(
+    /** The user's own limit, everyone's, or an upload that waited its longest in line. */
+    readonly refused: "user" | "total" | "waited",
+  ) {
+    super(refused === "user" ? "too many in progress for this user" : refused === "total" ? "too many in progress" : "waited too long for a turn");
   }
 }
 
@@ -79,10 +82,10 @@ export class ConnectionSlots {
 
   /**
    * An upload's slot once its turn comes. Rejects with SlotsBusyError when
-   * the line is full, and with the signal's reason when the request goes
-   * away first (it leaves the line).
+   * the line is full or after `maxWaitMs` in it, and with the signal's
+   * reason when the request goes away first (it leaves the line either way).
    */
-  wait(userId: number, signal: AbortSignal): Promise<Slot> {
+  wait(userId: number, signal: AbortSignal, maxWaitMs: number): Promise<Slot> {
     if (signal.aborted) return Promise.reject(signal.reason as Error);
     // A free slot is nobody's in line (serveLine), so a user who may take one takes it now.
     if (this.inUse < this.limits.total && this.heldBy(userId, "upload") < this.limits.perUser.upload) return Promise.resolve(this.hold(userId, "upload"));
@@ -90,20 +93,26 @@ export class ConnectionSlots {
     if (mine >= this.limits.waiting.perUser) return Promise.reject(new SlotsBusyError("user"));
     if (this.waiting.length >= this.limits.waiting.total) return Promise.reject(new SlotsBusyError("total"));
     return new Promise<Slot>((resolve, reject) => {
-      const leave = (): void => {
+      const leave = (reason: Error): void => {
+        clearTimeout(deadline);
+        signal.removeEventListener("abort", gone);
         const index = this.waiting.indexOf(waiter);
         if (index >= 0) this.waiting.splice(index, 1);
         this.changed();
-        reject(signal.reason as Error);
+        reject(reason);
       };
+      const gone = (): void => leave(signal.reason as Error);
+      const deadline = setTimeout(() => leave(new SlotsBusyError("waited")), maxWaitMs);
+      deadline.unref();
       const waiter: Waiter = {
         userId,
         grant: (slot) => {
-          signal.removeEventListener("abort", leave);
+          clearTimeout(deadline);
+          signal.removeEventListener("abort", gone);
           resolve(slot);
         },
       };
-      signal.addEventListener("abort", leave, { once: true });
+      signal.addEventListener("abort", gone, { once: true });
       this.waiting.push(waiter);
       this.changed();
     });

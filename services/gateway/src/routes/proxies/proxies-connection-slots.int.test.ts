@@ -74,17 +74,18 @@ describe("POST /api/user/export: clients that do not read", () => {
 /**
  * The uploads' half. A slot is counted as held when it is taken, before the
  * upload's first byte opens its transaction: the tests wait for both.
- * `stallSeconds` is short enough for the cut-offs to come quickly and long
- * enough that none comes between a test's wait and its checks on a slow host.
+ * Each suite's API_STREAM_STALL_SECONDS is short enough for the cut-offs to
+ * come quickly and long enough that none comes between a test's wait and
+ * its checks on a slow host.
  */
-function describeStalledUploads(title: string, stallSeconds: number, body: (s: StalledUploadsSuite) => void): void {
+function describeStalledUploads(title: string, env: Record<string, string>, body: (s: StalledUploadsSuite) => void): void {
   describe(title, () => {
     const suite = {} as StalledUploadsSuite;
     const sockets: net.Socket[] = [];
     let observer: pg.Client;
 
     beforeAll(async () => {
-      const h = await startGatewayHarness({ API_STREAM_STALL_SECONDS: String(stallSeconds), RATE_LIMIT_REGISTER_PER_MINUTE: "1000" });
+      const h = await startGatewayHarness({ RATE_LIMIT_REGISTER_PER_MINUTE: "1000", ...env });
       const { port } = (await h.service.start()) as AddressInfo;
       // Its own connection: the gateway's pool is what is under test.
       observer = new pg.Client({ connectionString: h.database.url });
@@ -131,7 +132,7 @@ interface StalledUploadsSuite {
   slotMetrics(): Promise<Record<string, number>>;
 }
 
-describeStalledUploads("POST /api/addProxies: one user's uploads that stop sending", 3, (s) => {
+describeStalledUploads("POST /api/addProxies: one user's uploads that stop sending", { API_STREAM_STALL_SECONDS: "3" }, (s) => {
   it("holds one connection for a user's uploads, lines up four more, refuses the next, and cuts each stalled one off in turn", async () => {
     const { h, inTransaction, checkedOut, silentUpload, upload, slotMetrics } = s;
     const { token } = await h.register();
@@ -175,7 +176,7 @@ describeStalledUploads("POST /api/addProxies: one user's uploads that stop sendi
   }, 60_000);
 });
 
-describeStalledUploads("POST /api/addProxies: many users' uploads that stop sending", 5, (s) => {
+describeStalledUploads("POST /api/addProxies: many users' uploads that stop sending", { API_STREAM_STALL_SECONDS: "5" }, (s) => {
   it("leaves two of the pool's ten connections to everyone else while many users' uploads stall", async () => {
     const { h, inTransaction, checkedOut, silentUpload, slotMetrics } = s;
     const tokens: string[] = [];
@@ -199,4 +200,27 @@ describeStalledUploads("POST /api/addProxies: many users' uploads that stop send
     await waitFor(async () => (await inTransaction()) === 0, { what: "their rollbacks" });
     expect(await slotMetrics()).toMatchObject({ "upload/held": 0, "upload/waiting": 0 });
   }, 60_000);
+});
+
+describeStalledUploads("POST /api/addProxies: the line's longest wait", { API_STREAM_STALL_SECONDS: "30", API_UPLOAD_QUEUE_SECONDS: "1" }, (s) => {
+  it("answers 429 to an upload that waited API_UPLOAD_QUEUE_SECONDS in line, well inside the server's request timeout", async () => {
+    const { h, silentUpload, upload, slotMetrics } = s;
+    const { token } = await h.register();
+    const holder = await silentUpload(token, "6.6.6.1");
+    await waitFor(async () => (await slotMetrics())["upload/held"] === 1, { what: "the stalled upload to hold its slot" });
+
+    const queued = await upload(token, "6.6.6.2:8080\n");
+    expect([queued.status, queued.headers["retry-after"], queued.body]).toEqual([
+      429,
+      "5",
+      { error: "Too many uploads in progress: this one waited its longest for a turn; try again shortly" },
+    ]);
+    // Out of the line, and the holder (silent for less than its 30 s) keeps its slot.
+    expect(await slotMetrics()).toMatchObject({ "upload/held": 1, "upload/waiting": 0 });
+
+    holder.socket.destroy();
+    await waitFor(async () => (await slotMetrics())["upload/held"] === 0, { what: "the stalled upload's slot to come back" });
+    const again = await upload(token, "6.6.6.2:8080\n");
+    expect([again.status, (again.body as { proxyCount: number }).proxyCount]).toEqual([200, 1]);
+  }, 30_000);
 });

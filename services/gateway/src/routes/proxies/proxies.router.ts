@@ -70,6 +70,7 @@ export function proxiesRouter(deps: GatewayDeps, { auth }: Guards): Router {
     slotGauge.set({ kind: "upload", state: "waiting" }, waiting);
   });
   const stallMs = deps.config.API_STREAM_STALL_SECONDS * 1000;
+  const queueMs = deps.config.API_UPLOAD_QUEUE_SECONDS * 1000;
 
   const geoDatabase = async (): Promise<GeoDatabase> => {
     try {
@@ -112,15 +113,23 @@ export function proxiesRouter(deps: GatewayDeps, { auth }: Guards): Router {
         }))());
     const opened = async (): Promise<ProxyUploadSession | null> => (upload.opening ? upload.opening.catch(() => null) : null);
     // The upload's slot (ConnectionSlots) before any of its body is read: one waiting in line holds
-    // no connection and buffers nothing; it leaves the line if the client goes away.
+    // no connection, and a multipart one buffers nothing (a JSON body is in already); it leaves the
+    // line if the client goes away, or after API_UPLOAD_QUEUE_SECONDS, while the server's request
+    // timeout still leaves its body time to arrive.
     const gone = new AbortController();
-    res.once("close", () => gone.abort(new MalformedUploadError("Upload interrupted")));
+    const interrupted = (): void => gone.abort(new MalformedUploadError("Upload interrupted"));
+    res.once("close", interrupted);
+    // A client that went away while the auth guard waited closed the response before the listener
+    // was there: without this, the slot would be taken for a request that never ends. (Not
+    // req.destroyed: a JSON body's stream is destroyed once the parser has read it.)
+    if (res.destroyed) interrupted();
     try {
-      upload.slot = await slots.wait(userId, gone.signal);
-      // From here a client that sends nothing for this long is cut off (no 'timeout' listener:
-      // Node destroys the socket), which rolls the upload back.
-      req.setTimeout(stallMs);
+      upload.slot = await slots.wait(userId, gone.signal, queueMs);
       if (multipart) {
+        // While the body is read, a client that sends nothing for this long is cut off (no 'timeout'
+        // listener: Node destroys the socket), which rolls the upload back. Once it is all in, the
+        // server's own work (a lock another gateway's upload holds, the commit) is not the client's stall.
+        req.setTimeout(stallMs);
         await readMultipartUpload(req, maxBytes, {
           async file(stream) {
             let started = false;
@@ -138,6 +147,7 @@ export function proxiesRouter(deps: GatewayDeps, { auth }: Guards): Router {
             await (await open()).writeText(value);
           },
         });
+        req.setTimeout(0);
       } else {
         const body = req.body as Record<string, unknown>;
         for (const field of UPLOAD_TEXT_FIELDS) {
@@ -269,7 +279,9 @@ function busy(res: Response, what: "uploads" | "exports", error: SlotsBusyError,
     429,
     error.refused === "user"
       ? `Too many ${what} in progress: at most ${perUser} at a time per user; try again when one finishes`
-      : `Too many ${what} in progress; try again shortly`,
+      : error.refused === "waited"
+        ? `Too many ${what} in progress: this one waited its longest for a turn; try again shortly`
+        : `Too many ${what} in progress; try again shortly`,
   );
 }
 

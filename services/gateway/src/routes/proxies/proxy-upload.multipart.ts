@@ -120,6 +120,11 @@ export function readMultipartUpload(req: IncomingMessage, maxBytes: number, hand
     });
     parser.on("error", (error: unknown) => stop(error instanceof UploadTooLargeError ? error : new MalformedUploadError("Malformed multipart/form-data request")));
     counter.on("error", (error: unknown) => stop(error instanceof UploadTooLargeError ? error : new MalformedUploadError("Upload interrupted")));
+    // 'aborted' has been emitted already when the client went away before this was called.
+    if (req.destroyed) {
+      stop(new MalformedUploadError("Upload interrupted"));
+      return;
+    }
     req.on("aborted", () => stop(new MalformedUploadError("Upload interrupted")));
     req.pipe(counter).pipe(parser);
   });
