@@ -1,4 +1,4 @@
-import type { Request, RequestHandler } from "express";
+import type { Request, RequestHandler, Response } from "express";
 import { ipKeyGenerator, rateLimit } from "express-rate-limit";
 import { RedisStore, type RedisReply } from "rate-limit-redis";
 import type { Redis } from "ioredis";
@@ -11,8 +11,13 @@ export interface RateLimitSpec {
   windowMs: number;
   /** What is counted; null skips the limiter for this request (e.g. no e-mail in the body). */
   key: (req: Request) => string | null;
-  /** Count only requests that fail (status >= 400), e.g. failed logins. */
-  failuresOnly?: boolean;
+  /**
+   * Count only requests that fail: `true` for any status >= 400 (failed
+   * logins), or a list of the statuses that count (a wrong password's 401,
+   * not a busy account's 409). Each is counted when it arrives and given
+   * back when it ends otherwise, so concurrent requests cannot get past.
+   */
+  failuresOnly?: boolean | readonly number[];
 }
 
 export interface RateLimitDeps {
@@ -39,13 +44,17 @@ export function createRateLimiter(deps: RateLimitDeps, spec: RateLimitSpec): Req
   // use: if Redis is away at that moment, the rejection would go unhandled and
   // end the process. It reloads them itself on the next request.
   for (const scriptSha of [store.incrementScriptSha, store.getScriptSha]) scriptSha.catch(() => undefined);
+  const statuses = spec.failuresOnly;
+  const failing: ((status: number) => boolean) | null =
+    statuses === undefined || statuses === false ? null : statuses === true ? (status) => status >= 400 : (status) => statuses.includes(status);
   return rateLimit({
     windowMs: spec.windowMs,
     limit: spec.limit,
     standardHeaders: "draft-7",
     legacyHeaders: false,
     skipFailedRequests: false,
-    skipSuccessfulRequests: spec.failuresOnly ?? false,
+    skipSuccessfulRequests: failing !== null,
+    ...(failing && { requestWasSuccessful: (_req: Request, res: Response) => !failing(res.statusCode) }),
     skip: (req) => spec.key(req) === null,
     keyGenerator: (req) => spec.key(req) ?? "",
     passOnStoreError: true,

@@ -74,7 +74,10 @@ export function accountRouter(deps: GatewayDeps, { auth }: Guards): Router {
       limit: c.RATE_LIMIT_PASSWORD_CHECK_FAILURES_PER_ACCOUNT,
       windowMs: 15 * MINUTE,
       key: byAccount,
-      failuresOnly: true,
+      // A wrong password (401), and a request this limit refused (429, so guessing on keeps the count
+      // up); not a 409 (the account busy with an upload) or a 400 (a weak new password, after the
+      // right old one), which would lock the owner out for trying again.
+      failuresOnly: [401, 429],
     }),
   ];
 
