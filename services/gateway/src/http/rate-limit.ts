@@ -14,7 +14,8 @@ export interface RateLimitSpec {
   /**
    * Count only requests that fail: `true` for any status >= 400 (failed
    * logins), or a list of the statuses that count (a wrong password's 401,
-   * not a busy account's 409). Each is counted when it arrives and given
+   * not a busy account's 409; list 429 too, or the requests this limit
+   * refuses are given back). Each is counted when it arrives and given
    * back when it ends otherwise, so concurrent requests cannot get past.
    */
   failuresOnly?: boolean | readonly number[];
