@@ -79,6 +79,17 @@ export function createAccountService(deps: GatewayDeps): AccountService {
     }
   }
 
+  /** The account once `password` is its password; else 401 `message`, counted in svc_auth_failures_total as `reason`. */
+  async function userWithPassword(userId: number, password: string, reason: string, message: string) {
+    const user = await findUserById(prisma, userId);
+    if (!user) throw unauthorized("Invalid token");
+    if (!(await hasher.verify(user.passwordHash, password))) {
+      deps.metrics.authFailuresTotal.inc({ reason });
+      throw unauthorized(message);
+    }
+    return user;
+  }
+
   /**
    * Runs a password change or an account deletion with bounded lock waits.
    * A lock that cannot be had in ACCOUNT_LOCK_WAIT_MS is a 409 (the account
@@ -165,12 +176,7 @@ export function createAccountService(deps: GatewayDeps): AccountService {
 
     async changePassword(token, oldPassword, newPassword) {
       await oneAtATime(token.user_id, async () => {
-        const user = await findUserById(prisma, token.user_id);
-        if (!user) throw unauthorized("Invalid token");
-        if (!(await hasher.verify(user.passwordHash, oldPassword))) {
-          deps.metrics.authFailuresTotal.inc({ reason: "bad_old_password" });
-          throw unauthorized("Old password is incorrect");
-        }
+        const user = await userWithPassword(token.user_id, oldPassword, "bad_old_password", "Old password is incorrect");
         const policyError = passwordPolicyError(newPassword);
         if (policyError) throw badRequest(policyError);
         const passwordHash = await hasher.hash(newPassword);
@@ -185,12 +191,7 @@ export function createAccountService(deps: GatewayDeps): AccountService {
 
     async deleteAccount(token, password) {
       await oneAtATime(token.user_id, async () => {
-        const user = await findUserById(prisma, token.user_id);
-        if (!user) throw unauthorized("Invalid token");
-        if (!(await hasher.verify(user.passwordHash, password))) {
-          deps.metrics.authFailuresTotal.inc({ reason: "bad_password" });
-          throw unauthorized("Password is incorrect");
-        }
+        const user = await userWithPassword(token.user_id, password, "bad_password", "Password is incorrect");
         await changeAccount(user.id, "delete_account", async (tx) => {
           // Delete first: this is where the wait for an upload holding the
           // row happens. The cutoff reaches Redis (and every instance's cache)
