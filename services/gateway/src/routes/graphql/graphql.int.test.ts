@@ -2,6 +2,7 @@ import { Lexer, Source, TokenKind, parse } from "graphql";
 import { startGatewayHarness, type GatewayHarness } from "../../test-support/gateway.harness.js";
 import { countFields, MAX_QUERY_FIELDS, MAX_QUERY_TOKENS } from "./graphql.limits.js";
 import { postGraphql } from "../../test-support/graphql-client.js";
+import { NUL_MESSAGE } from "../../http/nul-guard.js";
 
 /** Tokens as graphql-js's parser counts them for `maxTokens` (commas and comments are not tokens). */
 function countTokens(query: string): number {
@@ -386,6 +387,26 @@ describe("POST /api/graphql", () => {
     const unparsable = await gql("{ proxyCount");
     expect(unparsable.status).toBe(400);
     expect((unparsable.body as GraphqlBody).errors?.[0]?.extensions?.code).toBe("GRAPHQL_PARSE_FAILED");
+  });
+
+  it("refuses a NUL in a string literal with a 400 validation error and runs nothing, as REST refuses one anywhere", async () => {
+    // In a document a NUL is the escape \u0000 or \u{0}; JSON carries that as \\u0000, which the body's own NUL check lets through.
+    for (const literal of ["\\u0000", "\\u{0}", "45.1\\u0000"]) {
+      const res = await gql(`{ proxies(page: 1, filter: { search: "${literal}" }) { total } }`);
+      expect([literal, res.status, (res.body as GraphqlBody).data]).toEqual([literal, 400, undefined]);
+      expect((res.body as GraphqlBody).errors).toEqual([
+        expect.objectContaining({ message: NUL_MESSAGE, extensions: expect.objectContaining({ code: "GRAPHQL_VALIDATION_FAILED" }) }),
+      ]);
+    }
+    const before = (await h.http.get("/api/user/settings").set("Authorization", `Bearer ${token}`)).body as Record<string, unknown>;
+    const save = await gql(`mutation { updateUserSettings(input: { timeout: 9000, judges: [{ url: "http://judge.example/\\u0000", regex: "default" }] }) { timeout } }`);
+    expect(save.status).toBe(400);
+    expect((save.body as GraphqlBody).errors?.[0]?.message).toBe(NUL_MESSAGE);
+    const after = (await h.http.get("/api/user/settings").set("Authorization", `Bearer ${token}`)).body as Record<string, unknown>;
+    expect(after).toEqual(before);
+    // A NUL in a variable is a \u0000 escape in the JSON body itself: the body parser's 400 {error}.
+    const variable = await gql("query P($f: ProxyFilter) { proxies(page: 1, filter: $f) { total } }", { f: { search: "45.1\u0000" } });
+    expect([variable.status, variable.body]).toEqual([400, { error: NUL_MESSAGE }]);
   });
 
   it("refuses a document over MAX_QUERY_TOKENS with a parse error, before validation, however few bytes it has", async () => {
