@@ -145,6 +145,11 @@ async function run(data: GatewayProcessData): Promise<void> {
   });
 }
 
+// Started detached (its own session), so the terminal's Ctrl-C reaches only the benchmark: when the
+// benchmark is gone, so is the IPC channel, and the gateway goes too. (After a normal stop it has
+// disconnected itself and is exiting anyway.)
+process.once("disconnect", () => process.exit(0));
+
 process.once("message", (request: GatewayProcessRequest) => {
   if (request.kind !== "start") return;
   run(request.data).catch((error: unknown) => {
