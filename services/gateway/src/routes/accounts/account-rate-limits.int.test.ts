@@ -77,11 +77,14 @@ describe("account rate limits", () => {
     const { token: bystander } = await g.register();
     const userId = claimsOf(token).user_id;
 
-    // 20 concurrent wrong guesses: each is counted when it arrives, so at most 3 get past the limit
-    // (those that overlap in this process are 409 without a password check, and are given back
-    // when they end), the rest are 429.
+    // 20 concurrent wrong guesses: each is counted when it arrives, so at most 3 wrong passwords are
+    // checked. Those that overlap in this process are 409 without a password check and are given
+    // back when they end, so a guess arriving after such a 409 ended may pass too: how many pass
+    // depends on timing, and every other guess is a 429.
     const guesses = await Promise.all(Array.from({ length: 20 }, (_, i) => changePassword(g, token, `Wrong-Password-${i}`)));
     const passed = guesses.filter((r) => r.status !== 429);
+    const blocked = guesses.length - passed.length;
+    expect(blocked).toBeGreaterThanOrEqual(1);
     expect(passed.filter((r) => r.status === 401).length).toBeLessThanOrEqual(3);
     for (const res of passed) expect([401, 409]).toContain(res.status);
     for (const res of guesses.filter((r) => r.status === 429)) expect429(res, 900);
@@ -95,7 +98,7 @@ describe("account rate limits", () => {
     expect429(await deleteAccount(g, await login(g, email), "Wrong-Password-x"), 900);
     expect(await authFailures(g.deps.metrics, "bad_old_password")).toBe(checked);
     expect(await authFailures(g.deps.metrics, "bad_password")).toBe(0);
-    expect(await rateLimitBlocks(g.deps.metrics, "password_check_failures_account")).toBe(20);
+    expect(await rateLimitBlocks(g.deps.metrics, "password_check_failures_account")).toBe(blocked + 3);
     expect(await g.db.prisma.user.count({ where: { id: userId } })).toBe(1);
     expect((await g.http.post("/api/login").send({ email, password: NEW_PASSWORD })).status).toBe(401);
 
