@@ -25,6 +25,13 @@ export interface GatewayDeps {
   logger: Logger;
   metrics: Metrics;
   db: Database;
+  /**
+   * The same pool for the list page's statements: at most
+   * API_PAGE_QUERY_CONCURRENCY of them run at once in this process, the
+   * rest wait in line (`connect()` is refused). Both the fast path and the
+   * Express route read pages through it.
+   */
+  pageDb: Pick<Database, "pool">;
   /** Command connection (fail-fast) for auth revocation and rate limits. */
   redis: Redis;
   tokens: TokenService;

@@ -6,6 +6,7 @@ import { createHealthRegistry, type Logger, type Metrics } from "@roost/observab
 import { checkQueue, createProducer, createRedisConnection, mailQueue, maintenanceQueue, scrapeQueue } from "@roost/queue";
 import type { GatewayConfig } from "./config/gateway.config.js";
 import { resolveJwtSecret } from "./config/jwt-secret.js";
+import { createLimiter, limitedPool, type Limiter } from "./db-limiter.js";
 import type { BuildInfo, GatewayDeps } from "./gateway.deps.js";
 
 /** What the process (main.ts or all-in-one) shares between services. */
@@ -63,6 +64,7 @@ export async function buildGatewayDeps(
     logger,
     metrics: infra.metrics,
     db: infra.db,
+    pageDb: { pool: limitedPool(infra.db.pool, pageLimiter(config, infra.metrics), "list pages run pool.query()") },
     redis,
     tokens: createTokenService({ secret, ttlMinutes: config.JWT_TTL_MINUTES }),
     revocation,
@@ -91,4 +93,13 @@ export async function buildGatewayDeps(
     throw error;
   }
   return { deps, close };
+}
+
+/** The list pages' limiter (API_PAGE_QUERY_CONCURRENCY), reported as `svc_page_statements{state}`. */
+function pageLimiter(config: GatewayConfig, metrics: Metrics): Limiter {
+  const gauge = metrics.gauge("svc_page_statements", "List-page statements running, and waiting for API_PAGE_QUERY_CONCURRENCY, in this process", ["state"]);
+  return createLimiter(config.API_PAGE_QUERY_CONCURRENCY, ({ running, waiting }) => {
+    gauge.set({ state: "running" }, running);
+    gauge.set({ state: "waiting" }, waiting);
+  });
 }

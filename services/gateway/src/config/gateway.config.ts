@@ -1,5 +1,9 @@
+import { availableParallelism } from "node:os";
 import { z } from "zod";
 import { envBool, envInt, envList, envNodeEnv, envOptionalBool, envOptionalString, envOptionalUrl, envString, loadConfig } from "@roost/config";
+
+/** API_PAGE_QUERY_CONCURRENCY's default: twice the CPU cores, at least 2. */
+export const DEFAULT_PAGE_QUERY_CONCURRENCY = Math.max(2, 2 * availableParallelism());
 
 /**
  * Every variable the gateway reads. README documents each one (a test checks
@@ -52,6 +56,12 @@ export const gatewayEnvSchema = z
      * the server's request timeout (120 s) runs from the request's first byte, and the body still has to arrive.
      */
     API_UPLOAD_QUEUE_SECONDS: envInt(30, 1, 100),
+    /**
+     * List-page statements (GET /api/getProxyPage) this process runs at once; the rest wait in line.
+     * Twice the CPU cores, at least 2: the point past which more statements at once only queue for the
+     * cores of a PostgreSQL on the same machine (docs/benchmarks.md, item 30).
+     */
+    API_PAGE_QUERY_CONCURRENCY: envInt(DEFAULT_PAGE_QUERY_CONCURRENCY, 1, 1000),
     /** Bytes; 16 KiB. */
     GRAPHQL_MAX_QUERY_BYTES: envInt(16 * 1024, 256, 1024 * 1024),
     /** Deepest field nesting a GraphQL operation may have (root fields are 1); 8. */

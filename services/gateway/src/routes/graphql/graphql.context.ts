@@ -2,7 +2,8 @@ import type pg from "pg";
 import type { Database, Tx } from "@roost/db";
 import type { GatewayDeps } from "../../gateway.deps.js";
 import type { AuthContext } from "../../http/auth.middleware.js";
-import { createLimiter, GRAPHQL_DB_CONCURRENCY, type Limiter } from "./graphql.db-limiter.js";
+import { createLimiter, limitedPool } from "../../db-limiter.js";
+import { GRAPHQL_DB_CONCURRENCY } from "./graphql.db-limiter.js";
 
 /**
  * The database as one operation's resolvers reach it: every statement waits
@@ -34,16 +35,6 @@ export interface GraphqlContext {
   db: OperationDb;
 }
 
-function limitedPool(pool: pg.Pool, limiter: Limiter): pg.Pool {
-  const query = (...args: unknown[]) => limiter.run(() => Reflect.apply(pool.query, pool, args));
-  const connect = () => {
-    throw new Error("connect() is not limited: a GraphQL resolver runs pool.query() or asOneCall()");
-  };
-  return new Proxy(pool, {
-    get: (target, key) => (key === "query" ? query : key === "connect" ? connect : Reflect.get(target, key)),
-  });
-}
-
 /** A new context, with its own limiter, for each operation. */
 export function createGraphqlContext(deps: GatewayDeps, auth: AuthContext): GraphqlContext {
   const limiter = createLimiter(GRAPHQL_DB_CONCURRENCY);
@@ -54,7 +45,7 @@ export function createGraphqlContext(deps: GatewayDeps, auth: AuthContext): Grap
     deps,
     auth,
     db: {
-      pool: limitedPool(deps.db.pool, limiter),
+      pool: limitedPool(deps.db.pool, limiter, "a GraphQL resolver runs pool.query() or asOneCall()"),
       // The same client with a query hook; its extended generics do not match `Tx`, its methods do.
       prisma: prisma as unknown as Tx,
       asOneCall: (task) => limiter.run(() => task(deps.db)),

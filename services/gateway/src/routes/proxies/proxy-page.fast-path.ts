@@ -31,7 +31,7 @@ const PREFIX = "/api/getProxyPage/";
  * content type) and is counted in the same metrics with the same labels;
  * `proxy-page.fast-path.int.test.ts` compares the two responses.
  */
-export function withProxyPageFastPath(deps: Pick<GatewayDeps, "tokens" | "revocation" | "db" | "metrics">, app: RequestListener): RequestListener {
+export function withProxyPageFastPath(deps: Pick<GatewayDeps, "tokens" | "revocation" | "pageDb" | "metrics">, app: RequestListener): RequestListener {
   // Header names and values as writeHead takes them flat; only the request id and the length change per response.
   const fixedHeaders = [...recordSecurityHeaders(), ["Content-Type", "application/json; charset=utf-8"] as const].flat();
 
@@ -59,7 +59,7 @@ export function withProxyPageFastPath(deps: Pick<GatewayDeps, "tokens" | "revoca
     } catch {
       return false;
     }
-    const body = await listProxiesJson(deps.db, userId, filters, page, pageSize);
+    const body = await listProxiesJson(deps.pageDb, userId, filters, page, pageSize);
     const headers = ["X-Request-ID", chooseRequestId(singleHeader(req.headers["x-request-id"])), ...fixedHeaders, "Content-Length", String(body.length)];
     res.on("finish", () => {
       const labels = { method: "GET", route: PROXY_PAGE_ROUTE, status: String(res.statusCode) };

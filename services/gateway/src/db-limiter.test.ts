@@ -1,4 +1,4 @@
-import { createLimiter } from "./graphql.db-limiter.js";
+import { createLimiter } from "./db-limiter.js";
 
 /** A task the test finishes by hand, so the order of events is fixed. */
 function deferred<T>() {
@@ -84,6 +84,24 @@ describe("createLimiter", () => {
     first.resolve();
     await Promise.all([running, waiting, newcomer]);
     expect(order).toEqual(["waiting", "newcomer"]);
+  });
+
+  it("reports tasks running and waiting after each change", async () => {
+    const states: string[] = [];
+    const limiter = createLimiter(1, ({ running, waiting }) => states.push(`${running}/${waiting}`));
+    const first = deferred<void>();
+    const second = deferred<void>();
+    const a = limiter.run(() => first.promise);
+    const b = limiter.run(() => second.promise);
+    expect(states).toEqual(["1/0", "1/1"]);
+    first.resolve();
+    await a;
+    await settle();
+    // The slot passed straight to the waiter: still one running, none waiting.
+    expect(states).toEqual(["1/0", "1/1", "1/0"]);
+    second.resolve();
+    await b;
+    expect(states).toEqual(["1/0", "1/1", "1/0", "0/0"]);
   });
 
   it("refuses a max below 1", () => {
