@@ -98,8 +98,11 @@ export async function buildGatewayDeps(
 /** The list pages' limiter (API_PAGE_QUERY_CONCURRENCY), reported as `svc_page_statements{state}`. */
 function pageLimiter(config: GatewayConfig, metrics: Metrics): Limiter {
   const gauge = metrics.gauge("svc_page_statements", "List-page statements running, and waiting for API_PAGE_QUERY_CONCURRENCY, in this process", ["state"]);
+  // The series looked up once: the limiter reports on every page request, and a set by label object hashes the labels each time.
+  const runningSeries = gauge.labels({ state: "running" });
+  const waitingSeries = gauge.labels({ state: "waiting" });
   return createLimiter(config.API_PAGE_QUERY_CONCURRENCY, ({ running, waiting }) => {
-    gauge.set({ state: "running" }, running);
-    gauge.set({ state: "waiting" }, waiting);
+    runningSeries.set(running);
+    waitingSeries.set(waiting);
   });
 }
