@@ -1,4 +1,4 @@
-import { createLimiter } from "./db-limiter.js";
+import { CallerGone, createLimiter, LimiterWaitTimeout } from "./db-limiter.js";
 
 /** A task the test finishes by hand, so the order of events is fixed. */
 function deferred<T>() {
@@ -88,7 +88,7 @@ describe("createLimiter", () => {
 
   it("reports tasks running and waiting after each change", async () => {
     const states: string[] = [];
-    const limiter = createLimiter(1, ({ running, waiting }) => states.push(`${running}/${waiting}`));
+    const limiter = createLimiter(1, { observe: ({ running, waiting }) => states.push(`${running}/${waiting}`) });
     const first = deferred<void>();
     const second = deferred<void>();
     const a = limiter.run(() => first.promise);
@@ -104,8 +104,61 @@ describe("createLimiter", () => {
     expect(states).toEqual(["1/0", "1/1", "1/0", "0/0"]);
   });
 
-  it("refuses a max below 1", () => {
+  it("rejects a task that waited past maxWaitMs without running it, and takes it out of the line", async () => {
+    const states: string[] = [];
+    const limiter = createLimiter(1, { maxWaitMs: 20, observe: ({ running, waiting }) => states.push(`${running}/${waiting}`) });
+    const first = deferred<string>();
+    const ran: string[] = [];
+    const holding = limiter.run(() => first.promise);
+    const late = limiter.run(async () => {
+      ran.push("late");
+    });
+    await expect(late).rejects.toBeInstanceOf(LimiterWaitTimeout);
+    expect(states).toEqual(["1/0", "1/1", "1/0"]);
+    // The slot is still the first task's; when it ends, nobody is left to hand it to.
+    first.resolve("first");
+    await expect(holding).resolves.toBe("first");
+    expect(states.at(-1)).toBe("0/0");
+    expect(ran).toEqual([]);
+    await expect(limiter.run(() => Promise.resolve("free"))).resolves.toBe("free");
+  });
+
+  it("does not time out a task that got its turn in time", async () => {
+    const limiter = createLimiter(1, { maxWaitMs: 60_000 });
+    const first = deferred<void>();
+    const holding = limiter.run(() => first.promise);
+    const second = limiter.run(() => Promise.resolve("second"));
+    first.resolve();
+    await holding;
+    await expect(second).resolves.toBe("second");
+  });
+
+  it("skips a task whose caller has gone, on the call or when its wait ends, and gives the slot on", async () => {
+    const states: string[] = [];
+    const limiter = createLimiter(1, { observe: ({ running, waiting }) => states.push(`${running}/${waiting}`) });
+    const ran: string[] = [];
+    await expect(limiter.run(async () => void ran.push("gone already"), { abandoned: () => true })).rejects.toBeInstanceOf(CallerGone);
+    // Refused before it took a slot or a place in line.
+    expect(states).toEqual([]);
+
+    const first = deferred<void>();
+    let gone = false;
+    const holding = limiter.run(() => first.promise);
+    const leaving = limiter.run(async () => void ran.push("left while waiting"), { abandoned: () => gone });
+    const staying = limiter.run(async () => void ran.push("stayed"));
+    gone = true;
+    first.resolve();
+    await holding;
+    await expect(leaving).rejects.toBeInstanceOf(CallerGone);
+    await staying;
+    expect(ran).toEqual(["stayed"]);
+    expect(states).toEqual(["1/0", "1/1", "1/2", "1/1", "1/0", "0/0"]);
+  });
+
+  it("refuses a max below 1 and a maxWaitMs that is not a positive integer", () => {
     expect(() => createLimiter(0)).toThrow(RangeError);
     expect(() => createLimiter(1.5)).toThrow(RangeError);
+    expect(() => createLimiter(1, { maxWaitMs: 0 })).toThrow(RangeError);
+    expect(() => createLimiter(1, { maxWaitMs: 2.5 })).toThrow(RangeError);
   });
 });

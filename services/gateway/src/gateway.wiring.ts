@@ -6,8 +6,8 @@ import { createHealthRegistry, type Logger, type Metrics } from "@roost/observab
 import { checkQueue, createProducer, createRedisConnection, mailQueue, maintenanceQueue, scrapeQueue } from "@roost/queue";
 import type { GatewayConfig } from "./config/gateway.config.js";
 import { resolveJwtSecret } from "./config/jwt-secret.js";
-import { createLimiter, limitedPool, type Limiter } from "./db-limiter.js";
 import type { BuildInfo, GatewayDeps } from "./gateway.deps.js";
+import { createPageStatements } from "./routes/proxies/page-statements.js";
 
 /** What the process (main.ts or all-in-one) shares between services. */
 export interface SharedInfra {
@@ -64,7 +64,7 @@ export async function buildGatewayDeps(
     logger,
     metrics: infra.metrics,
     db: infra.db,
-    pageDb: { pool: limitedPool(infra.db.pool, pageLimiter(config, infra.metrics), "list pages run pool.query()") },
+    pageDb: createPageStatements(infra.db.pool, { concurrency: config.API_PAGE_QUERY_CONCURRENCY, maxWaitMs: config.API_PAGE_QUERY_WAIT_MS }, infra.metrics),
     redis,
     tokens: createTokenService({ secret, ttlMinutes: config.JWT_TTL_MINUTES }),
     revocation,
@@ -93,16 +93,4 @@ export async function buildGatewayDeps(
     throw error;
   }
   return { deps, close };
-}
-
-/** The list pages' limiter (API_PAGE_QUERY_CONCURRENCY), reported as `svc_page_statements{state}`. */
-function pageLimiter(config: GatewayConfig, metrics: Metrics): Limiter {
-  const gauge = metrics.gauge("svc_page_statements", "List-page statements running, and waiting for API_PAGE_QUERY_CONCURRENCY, in this process", ["state"]);
-  // The series looked up once: the limiter reports on every page request, and a set by label object hashes the labels each time.
-  const runningSeries = gauge.labels({ state: "running" });
-  const waitingSeries = gauge.labels({ state: "waiting" });
-  return createLimiter(config.API_PAGE_QUERY_CONCURRENCY, ({ running, waiting }) => {
-    runningSeries.set(running);
-    waitingSeries.set(waiting);
-  });
 }

@@ -62,6 +62,11 @@ export const gatewayEnvSchema = z
      * cores of a PostgreSQL on the same machine (docs/benchmarks.md, item 30).
      */
     API_PAGE_QUERY_CONCURRENCY: envInt(DEFAULT_PAGE_QUERY_CONCURRENCY, 1, 1000),
+    /**
+     * Milliseconds a list-page statement waits for one of those places before the request is answered 503
+     * (with Retry-After); 5000, as long as a request waits for a pooled connection.
+     */
+    API_PAGE_QUERY_WAIT_MS: envInt(5000, 1, 120_000),
     /** Bytes; 16 KiB. */
     GRAPHQL_MAX_QUERY_BYTES: envInt(16 * 1024, 256, 1024 * 1024),
     /** Deepest field nesting a GraphQL operation may have (root fields are 1); 8. */

@@ -1,7 +1,10 @@
+import { PassThrough } from "node:stream";
 import express from "express";
 import request from "supertest";
 import { RevocationUnavailableError } from "@roost/auth";
 import { createLogger } from "@roost/observability";
+import { waitFor } from "@roost/testkit";
+import { CallerGone } from "../db-limiter.js";
 import { errorHandler, notFoundHandler } from "./error-handler.js";
 import { HttpError } from "./http-error.js";
 
@@ -70,5 +73,27 @@ describe("errorHandler", () => {
   it("answers unknown routes 404 {error}", async () => {
     const res = await http.get("/nowhere");
     expect([res.status, res.body]).toEqual([404, { error: "Not found" }]);
+  });
+
+  it("neither answers nor logs a statement skipped because its client had gone, and logs a real failure of the same request", async () => {
+    const log = new PassThrough();
+    let logged = "";
+    log.on("data", (chunk: Buffer) => (logged += chunk.toString()));
+    const app = express();
+    app.get("/gone", (_req, res) => {
+      res.destroy(); // the client's connection, as when it has left
+      throw new CallerGone();
+    });
+    app.get("/gone-and-broken", (_req, res) => {
+      res.destroy();
+      throw new Error("a real failure");
+    });
+    app.use(errorHandler(createLogger({ stream: log })));
+    await expect(request(app).get("/gone")).rejects.toThrow(/socket hang up|ECONNRESET/);
+    await expect(request(app).get("/gone-and-broken")).rejects.toThrow(/socket hang up|ECONNRESET/);
+    // The second request's entry is there, so the first one's would be too: it is the only one.
+    await waitFor(() => logged.includes("unhandled request error"), { what: "the real failure to be logged" });
+    expect(logged.match(/unhandled request error/g)).toHaveLength(1);
+    expect(logged).toContain("a real failure");
   });
 });

@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from "express";
 import type { Logger } from "@roost/observability";
 import { RevocationUnavailableError } from "@roost/auth";
+import { CallerGone } from "../db-limiter.js";
 import { HttpError } from "./http-error.js";
 import { CHARSET_MESSAGE } from "./json-body.middleware.js";
 
@@ -27,6 +28,8 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       next(error);
       return;
     }
+    // A statement skipped because the client had gone: nobody to answer, nothing went wrong.
+    if (error instanceof CallerGone) return;
     if (error instanceof HttpError) {
       for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
       res.status(error.status).json({ error: error.message, ...error.extra });

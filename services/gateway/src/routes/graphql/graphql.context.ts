@@ -1,8 +1,10 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type pg from "pg";
 import type { Database, Tx } from "@roost/db";
 import type { GatewayDeps } from "../../gateway.deps.js";
 import type { AuthContext } from "../../http/auth.middleware.js";
 import { createLimiter, limitedPool } from "../../db-limiter.js";
+import type { ProxyDb } from "../proxies/proxy-query.service.js";
 import { GRAPHQL_DB_CONCURRENCY } from "./graphql.db-limiter.js";
 
 /**
@@ -22,6 +24,12 @@ export interface OperationDb {
    * transaction, which keeps one connection from BEGIN to COMMIT.
    */
   asOneCall<T>(task: (db: Database) => Promise<T>): Promise<T>;
+  /**
+   * The pool for a proxies page: its statements wait for the operation's
+   * limiter and then for the process's list-page limit
+   * (API_PAGE_QUERY_CONCURRENCY, shared with GET /api/getProxyPage).
+   */
+  pages: ProxyDb;
 }
 
 /**
@@ -36,7 +44,7 @@ export interface GraphqlContext {
 }
 
 /** A new context, with its own limiter, for each operation. */
-export function createGraphqlContext(deps: GatewayDeps, auth: AuthContext): GraphqlContext {
+export function createGraphqlContext(deps: GatewayDeps, auth: AuthContext, req: IncomingMessage, res: ServerResponse): GraphqlContext {
   const limiter = createLimiter(GRAPHQL_DB_CONCURRENCY);
   const prisma = deps.db.prisma.$extends({
     query: { $allOperations: ({ args, query }) => limiter.run(() => query(args)) },
@@ -49,6 +57,7 @@ export function createGraphqlContext(deps: GatewayDeps, auth: AuthContext): Grap
       // The same client with a query hook; its extended generics do not match `Tx`, its methods do.
       prisma: prisma as unknown as Tx,
       asOneCall: (task) => limiter.run(() => task(deps.db)),
+      pages: { pool: limitedPool(deps.pageDb.forRequest(req, res).pool, limiter, "a proxies page runs pool.query()") },
     },
   };
 }

@@ -94,7 +94,7 @@ export const resolvers = {
           maxRetries: asParam(filter.maxRetries),
         }),
       }));
-      return listProxies(db, auth.userId, filters, page, pageSize);
+      return listProxies(db.pages, auth.userId, filters, page, pageSize);
     },
     /** Another user's id answers null, exactly like an unknown id (no existence oracle). */
     proxy: (_parent: unknown, args: { id: number }, { db, auth }: GraphqlContext) =>

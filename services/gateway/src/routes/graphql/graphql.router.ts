@@ -14,6 +14,7 @@ import { authOf } from "../../http/auth.middleware.js";
 import type { Guards } from "../../http/guards.js";
 import { jsonBodyParser } from "../../http/json-body.middleware.js";
 import { rejectNulInUrl } from "../../http/nul-guard.js";
+import { CallerGone } from "../../db-limiter.js";
 import { badRequest, HttpError } from "../../http/http-error.js";
 import { createGraphqlContext, type GraphqlContext } from "./graphql.context.js";
 import { MAX_QUERY_FIELDS, MAX_QUERY_TOKENS, queryFieldsError, queryLimitsRule, type QueryLimits } from "./graphql.limits.js";
@@ -40,7 +41,7 @@ export const LIST_SIZES: Record<string, number> = {
   "UserSettings.judges": 100,
 };
 
-const STATUS_CODES: Record<number, string> = { 400: "BAD_USER_INPUT", 403: "FORBIDDEN", 404: "NOT_FOUND", 409: "CONFLICT" };
+const STATUS_CODES: Record<number, string> = { 400: "BAD_USER_INPUT", 403: "FORBIDDEN", 404: "NOT_FOUND", 409: "CONFLICT", 503: "SERVICE_UNAVAILABLE" };
 
 /**
  * HttpErrors thrown by shared services keep their message and become a
@@ -53,7 +54,8 @@ function formatError(logger: Logger): (formatted: GraphQLFormattedError, error: 
       const code = STATUS_CODES[original.status] ?? "INTERNAL_SERVER_ERROR";
       return { ...formatted, message: original.message, extensions: { ...original.extra, code } };
     }
-    if (original instanceof GraphQLError || formatted.extensions?.code !== "INTERNAL_SERVER_ERROR") return formatted;
+    // A statement skipped because the client had gone: the answer reaches nobody, and nothing went wrong.
+    if (original instanceof GraphQLError || original instanceof CallerGone || formatted.extensions?.code !== "INTERNAL_SERVER_ERROR") return formatted;
     logger.error("graphql resolver error", { error: original, path: formatted.path });
     return { message: "Internal server error", locations: formatted.locations, path: formatted.path, extensions: { code: "INTERNAL_SERVER_ERROR" } };
   };
@@ -151,7 +153,7 @@ export function graphqlRouter(deps: GatewayDeps, { auth }: Guards): Router {
     queryBytesGuard(deps.config.GRAPHQL_MAX_QUERY_BYTES),
     queryFieldsGuard(),
     // A context, and so a database limiter, per operation.
-    expressMiddleware(server, { context: async ({ req }) => createGraphqlContext(deps, authOf(req)) }),
+    expressMiddleware(server, { context: async ({ req, res }) => createGraphqlContext(deps, authOf(req), req, res) }),
   );
   return router;
 }

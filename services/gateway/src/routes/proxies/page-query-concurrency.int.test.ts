@@ -1,3 +1,5 @@
+import http, { type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
 import pg from "pg";
 import request from "supertest";
 import { waitFor } from "@roost/testkit";
@@ -18,7 +20,8 @@ describe("list pages: at most API_PAGE_QUERY_CONCURRENCY statements at once", ()
   let observer: pg.Client;
 
   beforeAll(async () => {
-    h = await startGatewayHarness({ API_PAGE_QUERY_CONCURRENCY: "2" });
+    // A wait far longer than the test's, so that none of the six times out while the test counts them.
+    h = await startGatewayHarness({ API_PAGE_QUERY_CONCURRENCY: "2", API_PAGE_QUERY_WAIT_MS: "120000" });
     ({ token } = await h.register());
     await insertProxy(h.db.pool, await userIdOfToken(h, token), { ip: "45.1.2.3", port: 8080, country: "US" });
     // Connections of their own: the gateway's pool is what is under test.
@@ -77,5 +80,133 @@ describe("list pages: at most API_PAGE_QUERY_CONCURRENCY statements at once", ()
       expect(res.body).toEqual({ proxies: [expect.objectContaining({ ip: "45.1.2.3", port: 8080 })], total: 1 });
     }
     expect(await pageStatements()).toEqual({ running: 0, waiting: 0 });
+  });
+});
+
+describe("list pages: a wait in line has a deadline, and a client that left is not served", () => {
+  let h: GatewayHarness;
+  let token: string;
+  let locker: pg.Client;
+  let observer: pg.Client;
+
+  beforeAll(async () => {
+    h = await startGatewayHarness({ API_PAGE_QUERY_CONCURRENCY: "1", API_PAGE_QUERY_WAIT_MS: "1000" });
+    ({ token } = await h.register());
+    await insertProxy(h.db.pool, await userIdOfToken(h, token), { ip: "45.1.2.3", port: 8080, country: "US" });
+    locker = new pg.Client({ connectionString: h.database.url });
+    observer = new pg.Client({ connectionString: h.database.url });
+    await locker.connect();
+    await observer.connect();
+  });
+  afterAll(async () => {
+    await locker.end();
+    await observer.end();
+    await h.close();
+  });
+
+  const metric = async (series: string): Promise<number> => {
+    const text = (await h.http.get("/metrics")).text as string;
+    const escaped = series.replace(/[{}]/g, "\\$&");
+    // A labelled counter not yet incremented has no line: zero.
+    return Number(new RegExp(`^${escaped} (\\d+)$`, "m").exec(text)?.[1] ?? 0);
+  };
+  const state = async () => ({
+    running: await metric('svc_page_statements{state="running"}'),
+    waiting: await metric('svc_page_statements{state="waiting"}'),
+  });
+  const dropped = (reason: string) => metric(`svc_page_statements_dropped_total{reason="${reason}"}`);
+  const blockedInPostgres = async (): Promise<number> =>
+    (
+      await observer.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%string_agg(ROW(%'`,
+      )
+    ).rows[0]?.n ?? -1;
+  /** Takes the one place with a page statement held at a lock; `release()` lets it finish and returns its response. */
+  const holdThePlace = async () => {
+    await locker.query("BEGIN");
+    await locker.query("LOCK TABLE user_proxy_counts IN ACCESS EXCLUSIVE MODE");
+    const holder = h.http.get("/api/getProxyPage/1").set("Authorization", `Bearer ${token}`).then((res) => res);
+    await waitFor(async () => (await state()).running === 1 && (await blockedInPostgres()) === 1, { what: "one page statement at the lock" });
+    return {
+      async release() {
+        await locker.query("COMMIT");
+        return holder;
+      },
+    };
+  };
+
+  it("answers 503 with Retry-After after API_PAGE_QUERY_WAIT_MS, the fast path and the pipeline waiting once together, and GraphQL's proxies page in the same line", async () => {
+    const timedOutBefore = await dropped("wait_timeout");
+    const place = await holdThePlace();
+    let holder: request.Response;
+    try {
+      const [fast, pipelined, graphql] = await Promise.all([
+        h.http.get("/api/getProxyPage/1").set("Authorization", `Bearer ${token}`),
+        request(h.service.app).get("/api/getProxyPage/2").set("Authorization", `Bearer ${token}`),
+        h.http.post("/api/graphql").set("Authorization", `Bearer ${token}`).send({ query: "{ proxies(page: 1) { total } }" }),
+      ]);
+      for (const res of [fast, pipelined]) {
+        expect(res.status).toBe(503);
+        expect(res.body).toEqual({ error: "Too many list pages are being read at once; try again shortly" });
+        expect(res.headers["retry-after"]).toBe("1");
+        expect(res.headers["x-request-id"]).toEqual(expect.any(String));
+      }
+      expect(graphql.status).toBe(200);
+      expect(graphql.body).toEqual({
+        data: null,
+        errors: [expect.objectContaining({ message: "Too many list pages are being read at once; try again shortly", extensions: { code: "SERVICE_UNAVAILABLE" } })],
+      });
+      // Statements that timed out: one for each REST page (the fast path's request did not queue again in the
+      // pipeline it was handed to), two for GraphQL's (its page and its total, run side by side).
+      expect((await dropped("wait_timeout")) - timedOutBefore).toBe(4);
+      // The held statement kept its place all along, and none of the three reached PostgreSQL.
+      expect(await state()).toEqual({ running: 1, waiting: 0 });
+      expect(await blockedInPostgres()).toBe(1);
+    } finally {
+      holder = await place.release();
+    }
+    expect(holder.status).toBe(200);
+    expect(await state()).toEqual({ running: 0, waiting: 0 });
+  });
+
+  it.each([
+    ["the fast path", () => h.service.handler],
+    ["the Express route", () => h.service.app],
+  ])("does not run the statement of a request whose client left while it waited on %s, and serves the next one", async (_path, answerer) => {
+    const responses: ServerResponse[] = [];
+    const answer = answerer();
+    const server = http.createServer((req, res) => {
+      responses.push(res);
+      answer(req, res);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    const goneBefore = await dropped("client_gone");
+    const timedOutBefore = await dropped("wait_timeout");
+    try {
+      const place = await holdThePlace();
+      let holder: request.Response;
+      try {
+        const leaving = http.get({ host: "127.0.0.1", port, path: "/api/getProxyPage/1", headers: { Authorization: `Bearer ${token}` } });
+        leaving.on("error", () => undefined); // destroyed below
+        await waitFor(async () => (await state()).waiting === 1, { what: "the request to wait in line" });
+        leaving.destroy();
+        await waitFor(() => responses[0]?.destroyed === true, { what: "the gateway to see the client leave" });
+        expect(await dropped("client_gone")).toBe(goneBefore);
+      } finally {
+        holder = await place.release();
+      }
+      expect(holder.status).toBe(200);
+      // Its turn came after the holder's statement, and it was skipped, not run.
+      await waitFor(async () => (await dropped("client_gone")) === goneBefore + 1, { what: "the skipped statement to be counted" });
+      expect(await state()).toEqual({ running: 0, waiting: 0 });
+      expect(await dropped("wait_timeout")).toBe(timedOutBefore);
+      const next = await h.http.get("/api/getProxyPage/1").set("Authorization", `Bearer ${token}`);
+      expect(next.status).toBe(200);
+      expect(next.body).toEqual({ proxies: [expect.objectContaining({ ip: "45.1.2.3" })], total: 1 });
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

@@ -59,7 +59,7 @@ export function withProxyPageFastPath(deps: Pick<GatewayDeps, "tokens" | "revoca
     } catch {
       return false;
     }
-    const body = await listProxiesJson(deps.pageDb, userId, filters, page, pageSize);
+    const body = await listProxiesJson(deps.pageDb.forRequest(req, res), userId, filters, page, pageSize);
     const headers = ["X-Request-ID", chooseRequestId(singleHeader(req.headers["x-request-id"])), ...fixedHeaders, "Content-Length", String(body.length)];
     res.on("finish", () => {
       const labels = { method: "GET", route: PROXY_PAGE_ROUTE, status: String(res.statusCode) };
@@ -88,8 +88,9 @@ export function withProxyPageFastPath(deps: Pick<GatewayDeps, "tokens" | "revoca
         if (!answered) app(req, res);
       },
       () => {
-        // The pipeline runs it again and answers the failure its usual way.
-        if (!res.headersSent) app(req, res);
+        // The pipeline runs it again and answers the failure its usual way (a wait in line that timed out: 503 at
+        // once, page-statements.ts). A client that has gone is owed nothing.
+        if (!res.headersSent && !res.destroyed) app(req, res);
       },
     );
   };
