@@ -86,6 +86,29 @@ describe("createLimiter", () => {
     expect(order).toEqual(["waiting", "newcomer"]);
   });
 
+  it("gives freed slots to the waiting keys in turn, each key's tasks in call order", async () => {
+    const limiter = createLimiter(1);
+    const started: string[] = [];
+    const tasks = new Map<string, ReturnType<typeof deferred<void>>>();
+    const run = (name: string, key?: string | number) => {
+      const task = deferred<void>();
+      tasks.set(name, task);
+      return limiter.run(async () => {
+        started.push(name);
+        await task.promise;
+      }, key === undefined ? {} : { key });
+    };
+    const all = [run("a1", 1), run("a2", 1), run("a3", 1), run("a4", 1), run("b1", 2), run("b2", 2), run("c1", 3), run("n1"), run("n2")];
+    // One at a time, in the order the limiter picks them.
+    for (let i = 0; i < all.length; i++) {
+      await settle();
+      tasks.get(started.at(-1) as string)?.resolve();
+    }
+    await Promise.all(all);
+    // a1 ran at once; then the keys took turns in the order they first waited: 1, 2, 3 and the keyless.
+    expect(started).toEqual(["a1", "a2", "b1", "c1", "n1", "a3", "b2", "n2", "a4"]);
+  });
+
   it("reports tasks running and waiting after each change", async () => {
     const states: string[] = [];
     const limiter = createLimiter(1, { observe: ({ running, waiting }) => states.push(`${running}/${waiting}`) });

@@ -8,8 +8,9 @@ import type pg from "pg";
  */
 export interface Limiter {
   /**
-   * Runs `task` once fewer than `max` tasks of this limiter are running;
-   * tasks that wait start in call order. Resolves or rejects as the task does;
+   * Runs `task` once fewer than `max` tasks of this limiter are running.
+   * Waiting tasks of one `key` start in call order; when several keys wait,
+   * freed slots go to them in turn. Resolves or rejects as the task does;
    * rejects with `LimiterWaitTimeout` when the limiter's `maxWaitMs` passed
    * first, and with `CallerGone` (the task not run) when `abandoned()` says so
    * on the call or at its turn.
@@ -20,6 +21,12 @@ export interface Limiter {
 export interface RunOptions {
   /** Asked on the call and again when a wait ends: true means nobody waits for the result any more, so the task is skipped. */
   abandoned?: () => boolean;
+  /**
+   * Whose task it is (a user id): keys take turns for freed slots, so a burst
+   * from one key waits behind its own tasks, not in front of everyone
+   * else's. Tasks without a key share one.
+   */
+  key?: string | number;
 }
 
 /** Tasks running and waiting, as `createLimiter`'s `observe` sees them after each change. */
@@ -55,36 +62,53 @@ interface Waiter {
   timer?: NodeJS.Timeout;
 }
 
+/** The key of tasks that name none. */
+const SHARED = "";
+
 export function createLimiter(max: number, { observe, maxWaitMs }: LimiterOptions = {}): Limiter {
   if (!Number.isInteger(max) || max < 1) throw new RangeError(`Limiter max must be an integer >= 1, got ${max}`);
   if (maxWaitMs !== undefined && !(Number.isInteger(maxWaitMs) && maxWaitMs >= 1)) throw new RangeError(`Limiter maxWaitMs must be an integer >= 1, got ${maxWaitMs}`);
   let running = 0;
-  const queue: Waiter[] = [];
-  const changed = observe ? () => observe({ running, waiting: queue.length }) : () => undefined;
-  // A finishing task hands its slot to the first waiter, so a newcomer cannot jump the queue.
+  let waiting = 0;
+  // Each key's waiters in call order; the Map's own order is the keys' turns (a key served goes to the back).
+  const lines = new Map<string | number, Waiter[]>();
+  const changed = observe ? () => observe({ running, waiting }) : () => undefined;
+  // A finishing task hands its slot to a waiter, so a newcomer cannot jump the queue.
   const release = () => {
-    const next = queue.shift();
-    if (next) {
+    const turn = waiting === 0 ? undefined : lines.entries().next().value;
+    if (turn === undefined) running--;
+    else {
+      const [key, line] = turn;
+      const next = line.shift() as Waiter;
+      lines.delete(key);
+      if (line.length > 0) lines.set(key, line);
+      waiting--;
       clearTimeout(next.timer);
       next.start();
-    } else running--;
+    }
     changed();
   };
-  const turn = () =>
+  const turn = (key: string | number) =>
     new Promise<void>((resolve, reject) => {
       const waiter: Waiter = { start: resolve };
       if (maxWaitMs !== undefined) {
         waiter.timer = setTimeout(() => {
-          const at = queue.indexOf(waiter);
+          const line = lines.get(key);
+          const at = line ? line.indexOf(waiter) : -1;
           if (at === -1) return; // Its turn came first.
-          queue.splice(at, 1);
+          line?.splice(at, 1);
+          if (line?.length === 0) lines.delete(key);
+          waiting--;
           changed();
           reject(new LimiterWaitTimeout(maxWaitMs));
         }, maxWaitMs);
         // A wait in line is no reason to keep a process that is shutting down alive.
         waiter.timer.unref();
       }
-      queue.push(waiter);
+      const line = lines.get(key);
+      if (line) line.push(waiter);
+      else lines.set(key, [waiter]);
+      waiting++;
       changed();
     });
   return {
@@ -95,7 +119,7 @@ export function createLimiter(max: number, { observe, maxWaitMs }: LimiterOption
         running++;
         changed();
       } else {
-        await turn();
+        await turn(options?.key ?? SHARED);
         // The task holds a slot from here on; its caller may have left while it waited.
         if (abandoned?.()) {
           release();

@@ -57,7 +57,7 @@ export function createGraphqlContext(deps: GatewayDeps, auth: AuthContext, req: 
       // The same client with a query hook; its extended generics do not match `Tx`, its methods do.
       prisma: prisma as unknown as Tx,
       asOneCall: (task) => limiter.run(() => task(deps.db)),
-      pages: { pool: limitedPool(deps.pageDb.forRequest(req, res).pool, limiter, "a proxies page runs pool.query()") },
+      pages: { pool: limitedPool(deps.pageDb.forRequest(req, res, auth.userId).pool, limiter, "a proxies page runs pool.query()") },
     },
   };
 }

@@ -210,3 +210,69 @@ describe("list pages: a wait in line has a deadline, and a client that left is n
     }
   });
 });
+
+describe("list pages: users take turns for the places", () => {
+  let h: GatewayHarness;
+  let locker: pg.Client;
+
+  beforeAll(async () => {
+    // One place, and a wait far longer than the test's.
+    h = await startGatewayHarness({ API_PAGE_QUERY_CONCURRENCY: "1", API_PAGE_QUERY_WAIT_MS: "120000" });
+    locker = new pg.Client({ connectionString: h.database.url });
+    await locker.connect();
+  });
+  afterAll(async () => {
+    await locker.end();
+    await h.close();
+  });
+
+  const waitingStatements = async (): Promise<number> =>
+    Number(/^svc_page_statements\{state="waiting"\} (\d+)$/m.exec((await h.http.get("/metrics")).text as string)?.[1] ?? Number.NaN);
+
+  it("serves a second user's page after one more of the first user's, not after the first user's whole burst", async () => {
+    const a = await h.register();
+    const b = await h.register();
+    for (const { token } of [a, b]) await insertProxy(h.db.pool, await userIdOfToken(h, token), { ip: "45.1.2.3", port: 8080, country: "US" });
+    // The order in which the gateway finished its responses, by user.
+    const finished: string[] = [];
+    const server = http.createServer((req, res) => {
+      const who = req.headers.authorization === `Bearer ${a.token}` ? "A" : "B";
+      res.on("finish", () => finished.push(who));
+      h.service.handler(req, res);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    const page = (token: string) =>
+      new Promise<number>((resolve, reject) => {
+        http
+          .get({ host: "127.0.0.1", port, path: "/api/getProxyPage/1", headers: { Authorization: `Bearer ${token}` } }, (res) => {
+            res.resume();
+            res.on("end", () => resolve(res.statusCode ?? 0));
+          })
+          .on("error", reject);
+      });
+    try {
+      await locker.query("BEGIN");
+      await locker.query("LOCK TABLE user_proxy_counts IN ACCESS EXCLUSIVE MODE");
+      const pending: Promise<number>[] = [];
+      try {
+        // A's first page holds the place at the lock; three more of A's wait, then one of B's.
+        pending.push(page(a.token));
+        for (let i = 1; i <= 3; i++) {
+          pending.push(page(a.token));
+          await waitFor(async () => (await waitingStatements()) === i, { what: `${i} of A's pages waiting` });
+        }
+        pending.push(page(b.token));
+        await waitFor(async () => (await waitingStatements()) === 4, { what: "B's page waiting too" });
+      } finally {
+        await locker.query("COMMIT");
+      }
+      expect(await Promise.all(pending)).toEqual([200, 200, 200, 200, 200]);
+      // First come first served would have been A A A A B.
+      expect(finished).toEqual(["A", "A", "B", "A", "A"]);
+    } finally {
+      await locker.query("ROLLBACK").catch(() => undefined);
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});

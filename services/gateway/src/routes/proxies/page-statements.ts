@@ -8,17 +8,19 @@ import type { ProxyDb } from "./proxy-query.service.js";
 /**
  * The list pages' share of the database: at most API_PAGE_QUERY_CONCURRENCY
  * page statements run at once in this process (docs/benchmarks.md, item 30),
- * the rest wait in line, each for at most API_PAGE_QUERY_WAIT_MS.
+ * the rest wait in line, each for at most API_PAGE_QUERY_WAIT_MS. Users take
+ * turns for freed places, so one user's burst of pages does not hold up
+ * another user's page.
  */
 export interface PageStatements {
   /**
-   * The pool as one request's page reads it (`query()` only). A statement
+   * The pool as one request of `userId` reads its page (`query()` only). A statement
    * whose turn comes after its client has gone is not run; one that waited
    * past the deadline fails with a 503, and so does every later statement
    * of the same request, so that the Express route, which answers what the
    * fast path hands on, does not wait in line a second time.
    */
-  forRequest(req: IncomingMessage, res: ServerResponse): ProxyDb;
+  forRequest(req: IncomingMessage, res: ServerResponse, userId: number): ProxyDb;
 }
 
 export interface PageStatementsOptions {
@@ -47,11 +49,11 @@ export function createPageStatements(pool: pg.Pool, { concurrency, maxWaitMs }: 
   });
   const timedOut = new WeakSet<IncomingMessage>();
   return {
-    forRequest(req, res) {
-      const abandoned = () => res.destroyed;
+    forRequest(req, res, userId) {
+      const options = { abandoned: () => res.destroyed, key: userId };
       const query = (...args: unknown[]): Promise<unknown> => {
         if (timedOut.has(req)) return Promise.reject(pagesBusy());
-        return limiter.run(() => Reflect.apply(pool.query, pool, args) as Promise<unknown>, { abandoned }).catch((error: unknown) => {
+        return limiter.run(() => Reflect.apply(pool.query, pool, args) as Promise<unknown>, options).catch((error: unknown) => {
           if (error instanceof LimiterWaitTimeout) {
             timedOut.add(req);
             timedOutSeries.inc();

@@ -198,7 +198,8 @@ export function proxiesRouter(deps: GatewayDeps, { auth }: Guards): Router {
     // The page as JSON bytes, built without intermediate objects: the body res.json(listProxies(...)) would send,
     // with the same Content-Type (send() adds the charset only to a string body).
     // Through deps.pageDb, as on the fast path: at most API_PAGE_QUERY_CONCURRENCY page statements at once.
-    const body = await listProxiesJson(deps.pageDb.forRequest(req, res), authOf(req).userId, filters, page, pageSize);
+    const { userId } = authOf(req);
+    const body = await listProxiesJson(deps.pageDb.forRequest(req, res, userId), userId, filters, page, pageSize);
     res.set("Content-Type", "application/json; charset=utf-8").send(body);
   });
 

@@ -59,7 +59,7 @@ export function withProxyPageFastPath(deps: Pick<GatewayDeps, "tokens" | "revoca
     } catch {
       return false;
     }
-    const body = await listProxiesJson(deps.pageDb.forRequest(req, res), userId, filters, page, pageSize);
+    const body = await listProxiesJson(deps.pageDb.forRequest(req, res, userId), userId, filters, page, pageSize);
     const headers = ["X-Request-ID", chooseRequestId(singleHeader(req.headers["x-request-id"])), ...fixedHeaders, "Content-Length", String(body.length)];
     res.on("finish", () => {
       const labels = { method: "GET", route: PROXY_PAGE_ROUTE, status: String(res.statusCode) };
