@@ -146,6 +146,24 @@ describe("createLimiter", () => {
     await expect(limiter.run(() => Promise.resolve("free"))).resolves.toBe("free");
   });
 
+  it("takes the keys of waiters that timed out out of the turns, so later waiters of any key still run in turn", async () => {
+    const states: string[] = [];
+    const limiter = createLimiter(1, { maxWaitMs: 20, observe: ({ running, waiting }) => states.push(`${running}/${waiting}`) });
+    const first = deferred<void>();
+    const ran: string[] = [];
+    const holding = limiter.run(() => first.promise);
+    const late = [1, 2, 1].map((key) => limiter.run(async () => void ran.push(`late ${key}`), { key }));
+    for (const wait of late) await expect(wait).rejects.toBeInstanceOf(LimiterWaitTimeout);
+    expect(states.at(-1)).toBe("1/0");
+    // Keys 1 and 2 waited before and left no line behind: the freed slot goes to these, in the order they came.
+    const after = [2, 1, 2].map((key, i) => limiter.run(async () => void ran.push(`after ${i} (${key})`), { key }));
+    expect(states.at(-1)).toBe("1/3");
+    first.resolve();
+    await Promise.all([holding, ...after]);
+    expect(ran).toEqual(["after 0 (2)", "after 1 (1)", "after 2 (2)"]);
+    expect(states.at(-1)).toBe("0/0");
+  });
+
   it("does not time out a task that got its turn in time", async () => {
     const limiter = createLimiter(1, { maxWaitMs: 60_000 });
     const first = deferred<void>();
