@@ -6,6 +6,68 @@ import { waitFor } from "@roost/testkit";
 import { startGatewayHarness, type GatewayHarness } from "../../test-support/gateway.harness.js";
 import { insertProxy, userIdOfToken } from "../../test-support/proxy-fixtures.js";
 
+/** A gateway under test with its page limits, and what the tests watch it with. Set up in the describe's beforeAll. */
+interface PageLimitGateway {
+  h: GatewayHarness;
+  /** Holds a lock every unfiltered page statement needs, so statements pile up where they can be counted. */
+  locker: pg.Client;
+  /** List-page statements running and waiting for the limit (`svc_page_statements`). */
+  statements(): Promise<{ running: number; waiting: number }>;
+  /** `svc_page_statements_dropped_total` for `reason`; 0 before the first. */
+  dropped(reason: string): Promise<number>;
+  /** The gateway's page statements waiting for the lock in PostgreSQL. */
+  blockedInPostgres(): Promise<number>;
+}
+
+/** Starts a gateway with `env` for the enclosing describe, with clients of its own (the gateway's pool is what is under test). */
+function pageLimitGateway(env: Record<string, string>): PageLimitGateway {
+  let observer: pg.Client;
+  const gateway = {} as PageLimitGateway;
+  beforeAll(async () => {
+    gateway.h = await startGatewayHarness(env);
+    gateway.locker = new pg.Client({ connectionString: gateway.h.database.url });
+    observer = new pg.Client({ connectionString: gateway.h.database.url });
+    await gateway.locker.connect();
+    await observer.connect();
+  });
+  afterAll(async () => {
+    await gateway.locker.end();
+    await observer.end();
+    await gateway.h.close();
+  });
+  /** A series' value; `missing` when the text has no line for it. */
+  const metric = async (series: string, missing: number): Promise<number> => {
+    const text = (await gateway.h.http.get("/metrics")).text as string;
+    const escaped = series.replace(/[{}]/g, "\\$&");
+    return Number(new RegExp(`^${escaped} (\\d+)$`, "m").exec(text)?.[1] ?? missing);
+  };
+  // The gauge's series are set on the first statement: a missing one is a failure to read, not a zero.
+  gateway.statements = async () => ({
+    running: await metric('svc_page_statements{state="running"}', Number.NaN),
+    waiting: await metric('svc_page_statements{state="waiting"}', Number.NaN),
+  });
+  // A labelled counter not yet incremented has no line: zero.
+  gateway.dropped = (reason) => metric(`svc_page_statements_dropped_total{reason="${reason}"}`, 0);
+  gateway.blockedInPostgres = async () =>
+    (
+      await observer.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%string_agg(ROW(%'`,
+      )
+    ).rows[0]?.n ?? -1;
+  return gateway;
+}
+
+/** `listener` on a port of its own on 127.0.0.1, for tests that watch or cut the raw connection. */
+async function listen(listener: http.RequestListener): Promise<{ port: number; close(): Promise<void> }> {
+  const server = http.createServer(listener);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
 /**
  * API_PAGE_QUERY_CONCURRENCY: the list pages of one process share one limit
  * on statements running at once, whichever way a request is answered (the
@@ -13,44 +75,18 @@ import { insertProxy, userIdOfToken } from "../../test-support/proxy-fixtures.js
  * when a statement finishes.
  */
 describe("list pages: at most API_PAGE_QUERY_CONCURRENCY statements at once", () => {
-  let h: GatewayHarness;
+  // A wait far longer than the test's, so that none of the six times out while the test counts them.
+  const gateway = pageLimitGateway({ API_PAGE_QUERY_CONCURRENCY: "2", API_PAGE_QUERY_WAIT_MS: "120000" });
+  const { statements: pageStatements, blockedInPostgres } = gateway;
   let token: string;
-  /** Holds a lock every unfiltered page statement needs, so statements pile up where they can be counted. */
-  let locker: pg.Client;
-  let observer: pg.Client;
 
   beforeAll(async () => {
-    // A wait far longer than the test's, so that none of the six times out while the test counts them.
-    h = await startGatewayHarness({ API_PAGE_QUERY_CONCURRENCY: "2", API_PAGE_QUERY_WAIT_MS: "120000" });
-    ({ token } = await h.register());
-    await insertProxy(h.db.pool, await userIdOfToken(h, token), { ip: "45.1.2.3", port: 8080, country: "US" });
-    // Connections of their own: the gateway's pool is what is under test.
-    locker = new pg.Client({ connectionString: h.database.url });
-    observer = new pg.Client({ connectionString: h.database.url });
-    await locker.connect();
-    await observer.connect();
+    ({ token } = await gateway.h.register());
+    await insertProxy(gateway.h.db.pool, await userIdOfToken(gateway.h, token), { ip: "45.1.2.3", port: 8080, country: "US" });
   });
-  afterAll(async () => {
-    await locker.end();
-    await observer.end();
-    await h.close();
-  });
-
-  const pageStatements = async (): Promise<{ running: number; waiting: number }> => {
-    const text = (await h.http.get("/metrics")).text as string;
-    const value = (state: string): number => Number(new RegExp(`^svc_page_statements\\{state="${state}"\\} (\\d+)$`, "m").exec(text)?.[1] ?? Number.NaN);
-    return { running: value("running"), waiting: value("waiting") };
-  };
-  /** Page statements of the gateway waiting for the lock in PostgreSQL. */
-  const blockedInPostgres = async (): Promise<number> =>
-    (
-      await observer.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM pg_stat_activity
-          WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%string_agg(ROW(%'`,
-      )
-    ).rows[0]?.n ?? -1;
 
   it("runs two page statements at once from the fast path and the Express route together, queues four, then answers all six", async () => {
+    const { h, locker } = gateway;
     const pipeline = request(h.service.app);
     await locker.query("BEGIN");
     await locker.query("LOCK TABLE user_proxy_counts IN ACCESS EXCLUSIVE MODE");
@@ -84,46 +120,18 @@ describe("list pages: at most API_PAGE_QUERY_CONCURRENCY statements at once", ()
 });
 
 describe("list pages: a wait in line has a deadline, and a client that left is not served", () => {
-  let h: GatewayHarness;
+  const gateway = pageLimitGateway({ API_PAGE_QUERY_CONCURRENCY: "1", API_PAGE_QUERY_WAIT_MS: "1000" });
+  const { statements: state, dropped, blockedInPostgres } = gateway;
   let token: string;
-  let locker: pg.Client;
-  let observer: pg.Client;
 
   beforeAll(async () => {
-    h = await startGatewayHarness({ API_PAGE_QUERY_CONCURRENCY: "1", API_PAGE_QUERY_WAIT_MS: "1000" });
-    ({ token } = await h.register());
-    await insertProxy(h.db.pool, await userIdOfToken(h, token), { ip: "45.1.2.3", port: 8080, country: "US" });
-    locker = new pg.Client({ connectionString: h.database.url });
-    observer = new pg.Client({ connectionString: h.database.url });
-    await locker.connect();
-    await observer.connect();
-  });
-  afterAll(async () => {
-    await locker.end();
-    await observer.end();
-    await h.close();
+    ({ token } = await gateway.h.register());
+    await insertProxy(gateway.h.db.pool, await userIdOfToken(gateway.h, token), { ip: "45.1.2.3", port: 8080, country: "US" });
   });
 
-  const metric = async (series: string): Promise<number> => {
-    const text = (await h.http.get("/metrics")).text as string;
-    const escaped = series.replace(/[{}]/g, "\\$&");
-    // A labelled counter not yet incremented has no line: zero.
-    return Number(new RegExp(`^${escaped} (\\d+)$`, "m").exec(text)?.[1] ?? 0);
-  };
-  const state = async () => ({
-    running: await metric('svc_page_statements{state="running"}'),
-    waiting: await metric('svc_page_statements{state="waiting"}'),
-  });
-  const dropped = (reason: string) => metric(`svc_page_statements_dropped_total{reason="${reason}"}`);
-  const blockedInPostgres = async (): Promise<number> =>
-    (
-      await observer.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM pg_stat_activity
-          WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%string_agg(ROW(%'`,
-      )
-    ).rows[0]?.n ?? -1;
   /** Takes the one place with a page statement held at a lock; `release()` lets it finish and returns its response. */
   const holdThePlace = async () => {
+    const { h, locker } = gateway;
     await locker.query("BEGIN");
     await locker.query("LOCK TABLE user_proxy_counts IN ACCESS EXCLUSIVE MODE");
     const holder = h.http.get("/api/getProxyPage/1").set("Authorization", `Bearer ${token}`).then((res) => res);
@@ -137,6 +145,7 @@ describe("list pages: a wait in line has a deadline, and a client that left is n
   };
 
   it("answers 503 with Retry-After after API_PAGE_QUERY_WAIT_MS, the fast path and the pipeline waiting once together, and GraphQL's proxies page in the same line", async () => {
+    const { h } = gateway;
     const timedOutBefore = await dropped("wait_timeout");
     const place = await holdThePlace();
     let holder: request.Response;
@@ -171,17 +180,17 @@ describe("list pages: a wait in line has a deadline, and a client that left is n
   });
 
   it.each([
-    ["the fast path", () => h.service.handler],
-    ["the Express route", () => h.service.app],
+    ["the fast path", () => gateway.h.service.handler],
+    ["the Express route", () => gateway.h.service.app],
   ])("does not run the statement of a request whose client left while it waited on %s, and serves the next one", async (_path, answerer) => {
+    const { h } = gateway;
     const responses: ServerResponse[] = [];
     const answer = answerer();
-    const server = http.createServer((req, res) => {
+    const server = await listen((req, res) => {
       responses.push(res);
       answer(req, res);
     });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const { port } = server.address() as AddressInfo;
+    const { port } = server;
     const goneBefore = await dropped("client_gone");
     const timedOutBefore = await dropped("wait_timeout");
     try {
@@ -206,42 +215,29 @@ describe("list pages: a wait in line has a deadline, and a client that left is n
       expect(next.status).toBe(200);
       expect(next.body).toEqual({ proxies: [expect.objectContaining({ ip: "45.1.2.3" })], total: 1 });
     } finally {
-      await new Promise((resolve) => server.close(resolve));
+      await server.close();
     }
   });
 });
 
 describe("list pages: users take turns for the places", () => {
-  let h: GatewayHarness;
-  let locker: pg.Client;
-
-  beforeAll(async () => {
-    // One place, and a wait far longer than the test's.
-    h = await startGatewayHarness({ API_PAGE_QUERY_CONCURRENCY: "1", API_PAGE_QUERY_WAIT_MS: "120000" });
-    locker = new pg.Client({ connectionString: h.database.url });
-    await locker.connect();
-  });
-  afterAll(async () => {
-    await locker.end();
-    await h.close();
-  });
-
-  const waitingStatements = async (): Promise<number> =>
-    Number(/^svc_page_statements\{state="waiting"\} (\d+)$/m.exec((await h.http.get("/metrics")).text as string)?.[1] ?? Number.NaN);
+  // One place, and a wait far longer than the test's.
+  const gateway = pageLimitGateway({ API_PAGE_QUERY_CONCURRENCY: "1", API_PAGE_QUERY_WAIT_MS: "120000" });
+  const waitingStatements = async (): Promise<number> => (await gateway.statements()).waiting;
 
   it("serves a second user's page after one more of the first user's, not after the first user's whole burst", async () => {
+    const { h, locker } = gateway;
     const a = await h.register();
     const b = await h.register();
     for (const { token } of [a, b]) await insertProxy(h.db.pool, await userIdOfToken(h, token), { ip: "45.1.2.3", port: 8080, country: "US" });
     // The order in which the gateway finished its responses, by user.
     const finished: string[] = [];
-    const server = http.createServer((req, res) => {
+    const server = await listen((req, res) => {
       const who = req.headers.authorization === `Bearer ${a.token}` ? "A" : "B";
       res.on("finish", () => finished.push(who));
       h.service.handler(req, res);
     });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const { port } = server.address() as AddressInfo;
+    const { port } = server;
     const page = (token: string) =>
       new Promise<number>((resolve, reject) => {
         http
@@ -272,7 +268,7 @@ describe("list pages: users take turns for the places", () => {
       expect(finished).toEqual(["A", "A", "B", "A", "A"]);
     } finally {
       await locker.query("ROLLBACK").catch(() => undefined);
-      await new Promise((resolve) => server.close(resolve));
+      await server.close();
     }
   });
 });
