@@ -75,10 +75,10 @@ export function createLimiter(max: number, { observe, maxWaitMs }: LimiterOption
   const changed = observe ? () => observe({ running, waiting }) : () => undefined;
   // A finishing task hands its slot to a waiter, so a newcomer cannot jump the queue.
   const release = () => {
-    const turn = waiting === 0 ? undefined : lines.entries().next().value;
-    if (turn === undefined) running--;
+    const nextKey = waiting === 0 ? undefined : lines.entries().next().value;
+    if (nextKey === undefined) running--;
     else {
-      const [key, line] = turn;
+      const [key, line] = nextKey;
       const next = line.shift() as Waiter;
       lines.delete(key);
       if (line.length > 0) lines.set(key, line);
