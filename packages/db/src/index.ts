@@ -24,3 +24,7 @@ export type {
   UserJudge,
   UserSettings,
 } from "./generated/client.js";
+export { ascii, ByteWriter, plainDecimal } from "./codecs/byte-writer.js";
+export { CopyOutError, CopyOutParser, CopyOutQuery } from "./codecs/copy-out.js";
+export type { CopyRowWriter, Fed } from "./codecs/copy-out.js";
+export { RecordTextError, splitRecordText } from "./codecs/record-text.js";

@@ -1,4 +1,5 @@
 import cors from "cors";
+import type { RequestListener } from "node:http";
 import express, { Router } from "express";
 import helmet from "helmet";
 import type { GatewayDeps } from "./gateway.deps.js";
@@ -15,15 +16,22 @@ import { HELMET_OPTIONS } from "./http/security-headers.js";
 import { accountRouter } from "./routes/accounts/account.router.js";
 import { passwordRecoveryRouter } from "./routes/password-recovery/password-recovery.router.js";
 import { userSettingsRouter } from "./routes/user-settings/user-settings.router.js";
-import { proxiesRouter } from "./routes/proxies/proxies.router.js";
+import { createProxiesModule } from "./routes/proxies/proxies.module.js";
 import { dashboardRouter } from "./routes/dashboard/dashboard.router.js";
 import { graphqlRouter } from "./routes/graphql/graphql.router.js";
 import { globalSettingsRouter } from "./routes/global-settings/global-settings.router.js";
 import { observabilityRouter } from "./routes/observability/observability.router.js";
 import { releasesRouter } from "./routes/releases/releases.router.js";
 
-/** The gateway's Express app: middleware order matters and is fixed here. */
-export function createApp(deps: GatewayDeps): express.Express {
+export interface GatewayApp {
+  /** The Express pipeline alone. */
+  app: express.Express;
+  /** What the HTTP server runs: the list page's fast path in front of `app`. */
+  handler: RequestListener;
+}
+
+/** The gateway's HTTP side, composed here only: middleware order matters and is fixed here. */
+export function createApp(deps: GatewayDeps): GatewayApp {
   const app = express();
   app.disable("x-powered-by");
   // Bodies are per-user JSON behind bearer auth: an ETag (a hash of every
@@ -48,9 +56,10 @@ export function createApp(deps: GatewayDeps): express.Express {
 
   const auth = requireAuth(deps);
   const guards: Guards = { auth, admin: [auth, requireAdmin] };
+  const proxies = createProxiesModule(deps, guards);
 
   // Before the /api JSON parser: GraphQL parses its own body (413 rule).
-  app.use("/api", graphqlRouter(deps, guards));
+  app.use("/api", graphqlRouter(deps, guards, proxies.pages));
   const api = Router();
   api.use(requireJsonOrMultipart);
   // Before any route's auth guard (routers attach guards per route, and some
@@ -62,7 +71,7 @@ export function createApp(deps: GatewayDeps): express.Express {
   api.use(accountRouter(deps, guards));
   api.use(passwordRecoveryRouter(deps));
   api.use(userSettingsRouter(deps, guards));
-  api.use(proxiesRouter(deps, guards));
+  api.use(proxies.router);
   api.use(dashboardRouter(deps, guards));
   api.use(releasesRouter(deps));
   api.use(globalSettingsRouter(deps, guards));
@@ -70,5 +79,5 @@ export function createApp(deps: GatewayDeps): express.Express {
 
   app.use(notFoundHandler);
   app.use(errorHandler(deps.logger));
-  return app;
+  return { app, handler: proxies.withFastPath(app) };
 }

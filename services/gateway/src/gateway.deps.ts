@@ -6,7 +6,6 @@ import type { GlobalConfigStore } from "@roost/global-config";
 import type { HealthRegistry, Logger, Metrics } from "@roost/observability";
 import type { checkQueue, mailQueue, maintenanceQueue, Producer, scrapeQueue } from "@roost/queue";
 import type { GatewayConfig } from "./config/gateway.config.js";
-import type { PageStatements } from "./routes/proxies/page-statements.js";
 
 export interface BuildInfo {
   buildVersion: string;
@@ -26,13 +25,6 @@ export interface GatewayDeps {
   logger: Logger;
   metrics: Metrics;
   db: Database;
-  /**
-   * The same pool for the list page's statements, one view per request: at
-   * most API_PAGE_QUERY_CONCURRENCY of them run at once in this process,
-   * the rest wait in line for at most API_PAGE_QUERY_WAIT_MS. Both the fast
-   * path and the Express route read pages through it.
-   */
-  pageDb: PageStatements;
   /** Command connection (fail-fast) for auth revocation and rate limits. */
   redis: Redis;
   tokens: TokenService;

@@ -4,7 +4,6 @@ import type express from "express";
 import { createApp } from "./app.js";
 import type { GatewayDeps } from "./gateway.deps.js";
 import { createQueueBootstrap } from "./queue-bootstrap.js";
-import { withProxyPageFastPath } from "./routes/proxies/proxy-page.fast-path.js";
 
 export interface GatewayService {
   /** The Express pipeline alone. */
@@ -20,8 +19,7 @@ export interface GatewayService {
 export function createGatewayService(deps: GatewayDeps): GatewayService {
   const bootstrap = createQueueBootstrap(deps.queues, deps.logger);
   deps.health.register("startup_queue_bootstrap", async () => bootstrap.health());
-  const app = createApp(deps);
-  const handler = withProxyPageFastPath(deps, app);
+  const { app, handler } = createApp(deps);
   const server = http.createServer(handler);
   server.keepAliveTimeout = 5_000;
   server.headersTimeout = 10_000;

@@ -7,7 +7,6 @@ import { checkQueue, createProducer, createRedisConnection, mailQueue, maintenan
 import type { GatewayConfig } from "./config/gateway.config.js";
 import { resolveJwtSecret } from "./config/jwt-secret.js";
 import type { BuildInfo, GatewayDeps } from "./gateway.deps.js";
-import { createPageStatements } from "./routes/proxies/page-statements.js";
 
 /** What the process (main.ts or all-in-one) shares between services. */
 export interface SharedInfra {
@@ -64,7 +63,6 @@ export async function buildGatewayDeps(
     logger,
     metrics: infra.metrics,
     db: infra.db,
-    pageDb: createPageStatements(infra.db.pool, { concurrency: config.API_PAGE_QUERY_CONCURRENCY, maxWaitMs: config.API_PAGE_QUERY_WAIT_MS }, infra.metrics),
     redis,
     tokens: createTokenService({ secret, ttlMinutes: config.JWT_TTL_MINUTES }),
     revocation,

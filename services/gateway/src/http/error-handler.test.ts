@@ -4,7 +4,7 @@ import request from "supertest";
 import { RevocationUnavailableError } from "@roost/auth";
 import { createLogger } from "@roost/observability";
 import { waitFor } from "@roost/testkit";
-import { CallerGone } from "../db-limiter.js";
+import { CallerGone } from "../db-limits/statement-limiter.js";
 import { errorHandler, notFoundHandler } from "./error-handler.js";
 import { HttpError } from "./http-error.js";
 

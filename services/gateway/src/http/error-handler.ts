@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from "express";
 import type { Logger } from "@roost/observability";
 import { RevocationUnavailableError } from "@roost/auth";
-import { CallerGone } from "../db-limiter.js";
+import { CallerGone } from "../db-limits/statement-limiter.js";
 import { HttpError } from "./http-error.js";
 import { CHARSET_MESSAGE } from "./json-body.middleware.js";
 
@@ -17,50 +17,52 @@ interface BodyParserError {
   expose?: boolean;
 }
 
+/** What an error is answered: status, JSON body and extra headers. */
+export interface ErrorResponse {
+  status: number;
+  body: { error: string } & Record<string, unknown>;
+  headers: Record<string, string>;
+}
+
 /**
- * The single place errors become responses: every error body is JSON
- * `{error}`; body-parser errors keep their 4xx; unexpected ones are logged
- * and answered 500 without details.
+ * The single place errors become responses (the Express error handler and
+ * the list page's fast path): every error body is JSON `{error}`;
+ * body-parser errors keep their 4xx; unexpected ones are logged and answered
+ * 500 without details. Null: nobody to answer (the client had gone).
  */
+export function errorResponse(error: unknown, logger: Logger, where: { method?: string; route?: string; requestId?: unknown }): ErrorResponse | null {
+  if (error instanceof CallerGone) return null;
+  if (error instanceof HttpError) return { status: error.status, body: { error: error.message, ...error.extra }, headers: error.headers };
+  if (error instanceof RevocationUnavailableError) return { status: 503, body: { error: "Authentication temporarily unavailable" }, headers: {} };
+  const parserError = error as BodyParserError;
+  const status = parserError.status ?? parserError.statusCode;
+  if (typeof status === "number" && status >= 400 && status < 500) {
+    const message =
+      parserError.type === "entity.too.large"
+        ? "Request body too large"
+        : parserError.type === "entity.parse.failed"
+          ? "Malformed JSON body"
+          : parserError.type === "encoding.unsupported"
+            ? "Compressed request bodies are not accepted: send the body without Content-Encoding"
+            : parserError.type === "charset.unsupported"
+              ? CHARSET_MESSAGE
+              : "Bad request";
+    return { status, body: { error: message }, headers: {} };
+  }
+  logger.error("unhandled request error", { error, ...where });
+  return { status: 500, body: { error: "Internal server error" }, headers: {} };
+}
+
+/** Express's error handler: `errorResponse` written with res.json. */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (error: unknown, req, res, next) => {
     if (res.headersSent) {
       next(error);
       return;
     }
-    // A statement skipped because the client had gone: nobody to answer, nothing went wrong.
-    if (error instanceof CallerGone) return;
-    if (error instanceof HttpError) {
-      for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
-      res.status(error.status).json({ error: error.message, ...error.extra });
-      return;
-    }
-    if (error instanceof RevocationUnavailableError) {
-      res.status(503).json({ error: "Authentication temporarily unavailable" });
-      return;
-    }
-    const parserError = error as BodyParserError;
-    const status = parserError.status ?? parserError.statusCode;
-    if (typeof status === "number" && status >= 400 && status < 500) {
-      const message =
-        parserError.type === "entity.too.large"
-          ? "Request body too large"
-          : parserError.type === "entity.parse.failed"
-            ? "Malformed JSON body"
-            : parserError.type === "encoding.unsupported"
-              ? "Compressed request bodies are not accepted: send the body without Content-Encoding"
-              : parserError.type === "charset.unsupported"
-                ? CHARSET_MESSAGE
-                : "Bad request";
-      res.status(status).json({ error: message });
-      return;
-    }
-    logger.error("unhandled request error", {
-      error,
-      method: req.method,
-      route: req.route?.path,
-      requestId: res.getHeader("X-Request-ID"),
-    });
-    res.status(500).json({ error: "Internal server error" });
+    const response = errorResponse(error, logger, { method: req.method, route: req.route?.path, requestId: res.getHeader("X-Request-ID") });
+    if (!response) return;
+    for (const [name, value] of Object.entries(response.headers)) res.setHeader(name, value);
+    res.status(response.status).json(response.body);
   };
 }

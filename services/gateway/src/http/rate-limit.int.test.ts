@@ -83,7 +83,7 @@ describe("rate limits", () => {
       instanceId: "second-instance",
     });
     try {
-      const other = request(createApp(second.deps));
+      const other = request(createApp(second.deps).app);
       const loginAt = (http: typeof other) => http.post("/api/login").send({ email, password: STRONG_PASSWORD });
       expect((await loginAt(g.http)).status).toBe(200);
       expect((await loginAt(other)).status).toBe(200);

@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { buildProxyWhere, protocolMask, protocolsOfMask, type ProxyFilters } from "@roost/inventory";
 import type { GatewayHarness } from "./gateway.harness.js";
 
 /**
@@ -24,11 +25,9 @@ export interface ProxyFixture {
   latestCheck?: Date | null;
 }
 
-const BITS = { http: 1, https: 2, socks4: 4, socks5: 8 } as const;
-
 export async function insertProxy(pool: pg.Pool, userId: number, fixture: ProxyFixture): Promise<number> {
   const aliveOn = fixture.aliveOn ?? [];
-  const mask = aliveOn.reduce((bits, protocol) => bits | BITS[protocol], 0);
+  const mask = protocolMask(aliveOn);
   const alive = mask !== 0;
   const { rows } = await pool.query<{ id: number }>(
     `INSERT INTO proxies (user_id, ip, port, username, password, scheme_hint, country, estimated_type, alive, alive_protocols,
@@ -132,4 +131,42 @@ export async function insertStatistic(pool: pg.Pool, userId: number, proxyId: nu
 export async function userIdOfToken(h: GatewayHarness, token: string): Promise<number> {
   const res = await h.http.get("/api/checkLogin").set("Authorization", `Bearer ${token}`);
   return (res.body as { user_id: number }).user_id;
+}
+
+/**
+ * The list page as the contract defines it, computed the plain way (LIMIT/OFFSET
+ * in id order, count(*), the driver's own type parsing): the reference the
+ * served page's bytes must equal.
+ */
+export async function referencePage(pool: pg.Pool, userId: number, filters: ProxyFilters, page: number, pageSize: number): Promise<unknown> {
+  const limit = Math.min(pageSize, 100);
+  const where = buildProxyWhere(userId, filters, "p", 3);
+  const [rows, total] = await Promise.all([
+    pool.query<{
+      id: number; ip: string; port: number; alive_protocols: number; estimated_type: string; response_time: number; country: string;
+      anonymity_level: string; alive: boolean; latest_check: Date | null; reputation_label: string; reputation_score: number;
+    }>(
+      `SELECT p.id, p.ip, p.port, p.alive_protocols, p.estimated_type, p.response_time, p.country, p.anonymity_level, p.alive,
+              p.latest_check, p.reputation_label, p.reputation_score
+         FROM proxies p WHERE ${where.text} ORDER BY p.id LIMIT $1 OFFSET $2`,
+      [limit, (page - 1) * limit, ...where.params],
+    ),
+    pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM proxies p WHERE ${buildProxyWhere(userId, filters).text}`, buildProxyWhere(userId, filters).params),
+  ]);
+  return {
+    proxies: rows.rows.map((row) => ({
+      id: row.id,
+      ip: row.ip,
+      port: row.port,
+      protocols: protocolsOfMask(row.alive_protocols),
+      estimated_type: row.estimated_type,
+      response_time: row.response_time,
+      country: row.country,
+      anonymity_level: row.anonymity_level,
+      alive: row.alive,
+      latest_check: row.latest_check ? row.latest_check.toISOString() : null,
+      reputation: { overall: { kind: "overall", score: row.reputation_score, label: row.reputation_label } },
+    })),
+    total: total.rows[0]?.n ?? 0,
+  };
 }

@@ -89,24 +89,6 @@ export async function readProxyCounts(db: DbHandle, userId: number): Promise<Pro
   return { counts, logRows, keys };
 }
 
-/**
- * Folds a user's delta rows into one row per key (zero sums vanish). Safe to
- * run concurrently with writers and with itself: rows another fold already
- * deleted are skipped, rows inserted after the statement's snapshot stay.
- */
-export async function foldProxyCounts(db: DbHandle, userId: number): Promise<void> {
-  await db.$executeRaw`
-    WITH folded AS (
-      DELETE FROM user_proxy_counts WHERE user_id = ${userId}
-      RETURNING user_id, dimension, value, delta
-    )
-    INSERT INTO user_proxy_counts (user_id, dimension, value, delta)
-    SELECT user_id, dimension, value, sum(delta)
-    FROM folded
-    GROUP BY user_id, dimension, value
-    HAVING sum(delta) <> 0`;
-}
-
 export interface TopProxyRow {
   id: number;
   ip: string;

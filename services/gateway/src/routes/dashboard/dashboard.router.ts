@@ -8,7 +8,7 @@ import { getDashboardInfo } from "./dashboard.service.js";
 export function dashboardRouter(deps: GatewayDeps, { auth }: Guards): Router {
   const router = Router();
   router.get("/getDashboardInfo", auth, async (req, res) => {
-    res.json(await getDashboardInfo(deps.db.prisma, authOf(req).userId));
+    res.json(await getDashboardInfo(deps.db, authOf(req).userId));
   });
   return router;
 }

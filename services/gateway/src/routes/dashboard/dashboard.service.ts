@@ -1,6 +1,6 @@
 import type { DbHandle } from "@roost/db";
+import { foldUserCounters, type SqlPool } from "@roost/inventory";
 import {
-  foldProxyCounts,
   readDailyTotals,
   readJudgeTotals,
   readProxyCounts,
@@ -29,7 +29,7 @@ function isReputationLabel(value: string): value is keyof ReputationBreakdown {
 }
 
 /** The dashboard of one user; every number is that user's alone. */
-export async function getDashboardInfo(db: DbHandle, userId: number, now: Date = new Date()): Promise<DashboardInfo> {
+export async function getDashboardInfo({ prisma: db, pool }: { prisma: DbHandle; pool: SqlPool }, userId: number, now: Date = new Date()): Promise<DashboardInfo> {
   const [totals, judges, proxyCounts, top] = await Promise.all([
     readDailyTotals(db, userId, weekStartDay(now)),
     readJudgeTotals(db, userId),
@@ -46,7 +46,7 @@ export async function getDashboardInfo(db: DbHandle, userId: number, now: Date =
   }
   countries.sort((a, b) => b.count - a.count || (a.country < b.country ? -1 : a.country > b.country ? 1 : 0));
 
-  if (proxyCounts.logRows > proxyCounts.keys + FOLD_SLACK_ROWS) await foldProxyCounts(db, userId);
+  if (proxyCounts.logRows > proxyCounts.keys + FOLD_SLACK_ROWS) await foldUserCounters(pool, userId);
 
   const info: DashboardInfo = {
     total_checks: totals.checks,

@@ -1,10 +1,11 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type pg from "pg";
 import type { Database, Tx } from "@roost/db";
+import type { ProxyDb } from "@roost/inventory";
 import type { GatewayDeps } from "../../gateway.deps.js";
 import type { AuthContext } from "../../http/auth.middleware.js";
-import { createLimiter, limitedPool } from "../../db-limiter.js";
-import type { ProxyDb } from "../proxies/proxy-query.service.js";
+import type { PageStatements } from "../../db-limits/page-statements.js";
+import { createLimiter, limitedPool } from "../../db-limits/statement-limiter.js";
 import { GRAPHQL_DB_CONCURRENCY } from "./graphql.db-limiter.js";
 
 /**
@@ -44,7 +45,7 @@ export interface GraphqlContext {
 }
 
 /** A new context, with its own limiter, for each operation. */
-export function createGraphqlContext(deps: GatewayDeps, auth: AuthContext, req: IncomingMessage, res: ServerResponse): GraphqlContext {
+export function createGraphqlContext(deps: GatewayDeps, pages: PageStatements, auth: AuthContext, req: IncomingMessage, res: ServerResponse): GraphqlContext {
   const limiter = createLimiter(GRAPHQL_DB_CONCURRENCY);
   const prisma = deps.db.prisma.$extends({
     query: { $allOperations: ({ args, query }) => limiter.run(() => query(args)) },
@@ -57,7 +58,7 @@ export function createGraphqlContext(deps: GatewayDeps, auth: AuthContext, req: 
       // The same client with a query hook; its extended generics do not match `Tx`, its methods do.
       prisma: prisma as unknown as Tx,
       asOneCall: (task) => limiter.run(() => task(deps.db)),
-      pages: { pool: limitedPool(deps.pageDb.forRequest(req, res, auth.userId).pool, limiter, "a proxies page runs pool.query()") },
+      pages: { pool: limitedPool(pages.forRequest(req, res, auth.userId).pool, limiter, "a proxies page runs pool.query()") },
     },
   };
 }

@@ -12,7 +12,7 @@ import {
   ProxyFilterError,
   type ProxyDetail,
   type ProxyStatistic,
-} from "../proxies/proxy-query.service.js";
+} from "@roost/inventory";
 import { readSettings } from "../user-settings/user-settings.repository.js";
 import type { UserSettingsView } from "../user-settings/user-settings.schema.js";
 import { saveUserSettings } from "../user-settings/user-settings.service.js";
@@ -75,7 +75,7 @@ export const resolvers = {
 
   Query: {
     viewer: (_parent: unknown, _args: unknown, { auth }: GraphqlContext) => ({ user_id: auth.userId, role: auth.role }),
-    dashboard: (_parent: unknown, _args: unknown, { db, auth }: GraphqlContext) => getDashboardInfo(db.prisma, auth.userId),
+    dashboard: (_parent: unknown, _args: unknown, { db, auth }: GraphqlContext) => getDashboardInfo(db, auth.userId),
     proxyCount: (_parent: unknown, _args: unknown, { db, auth }: GraphqlContext) => countProxies(db, auth.userId),
     proxies(_parent: unknown, args: ProxiesArgs, { db, auth }: GraphqlContext) {
       const filter = args.filter ?? {};

@@ -14,9 +14,10 @@ import { authOf } from "../../http/auth.middleware.js";
 import type { Guards } from "../../http/guards.js";
 import { jsonBodyParser } from "../../http/json-body.middleware.js";
 import { rejectNulInUrl } from "../../http/nul-guard.js";
-import { CallerGone } from "../../db-limiter.js";
+import { CallerGone } from "../../db-limits/statement-limiter.js";
 import { badRequest, HttpError } from "../../http/http-error.js";
 import { createGraphqlContext, type GraphqlContext } from "./graphql.context.js";
+import type { PageStatements } from "../../db-limits/page-statements.js";
 import { MAX_QUERY_FIELDS, MAX_QUERY_TOKENS, queryFieldsError, queryLimitsRule, type QueryLimits } from "./graphql.limits.js";
 import { noNulInStringsRule } from "./graphql.nul-rule.js";
 import { resolvers } from "./graphql.resolvers.js";
@@ -140,7 +141,7 @@ export function createGraphqlServer(deps: GatewayDeps): ApolloServer<GraphqlCont
  * document). The bearer guard runs first, so 401 and 413 are `{error}`
  * bodies; GraphQL parse, validation and execution errors are `{errors}`.
  */
-export function graphqlRouter(deps: GatewayDeps, { auth }: Guards): Router {
+export function graphqlRouter(deps: GatewayDeps, { auth }: Guards, pages: PageStatements): Router {
   const server = createGraphqlServer(deps);
   // createApp is synchronous; requests wait for the start (a failed start fails them).
   server.startInBackgroundHandlingStartupErrorsByLoggingAndFailingAllRequests();
@@ -153,7 +154,7 @@ export function graphqlRouter(deps: GatewayDeps, { auth }: Guards): Router {
     queryBytesGuard(deps.config.GRAPHQL_MAX_QUERY_BYTES),
     queryFieldsGuard(),
     // A context, and so a database limiter, per operation.
-    expressMiddleware(server, { context: async ({ req, res }) => createGraphqlContext(deps, authOf(req), req, res) }),
+    expressMiddleware(server, { context: async ({ req, res }) => createGraphqlContext(deps, pages, authOf(req), req, res) }),
   );
   return router;
 }

@@ -3,12 +3,18 @@ import type { AddressInfo } from "node:net";
 import { waitFor } from "@roost/testkit";
 import { startGatewayHarness, type GatewayHarness } from "../../test-support/gateway.harness.js";
 import { insertProtocolStatus, insertProxy, userIdOfToken, type ProxyFixture } from "../../test-support/proxy-fixtures.js";
-import { csvLine, EXPORT_COLUMNS, jsonObject, type ExportRow } from "./proxy-export-format.js";
 import { Writable } from "node:stream";
-import { emptyFilters, inlineSqlCondition } from "./proxy-filter.js";
-import { streamExport } from "./proxy-export.service.js";
-import { parseOutputFormat } from "./proxy-export-format.js";
-import { protocolsOfMask } from "./proxy.schema.js";
+import {
+  csvLine,
+  emptyFilters,
+  EXPORT_COLUMNS,
+  inlineSqlCondition,
+  jsonObject,
+  parseOutputFormat,
+  protocolsOfMask,
+  streamExport,
+  type ExportRow,
+} from "@roost/inventory";
 
 describe("delete and export", () => {
   let h: GatewayHarness;

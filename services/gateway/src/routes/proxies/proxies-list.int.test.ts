@@ -1,11 +1,12 @@
 import request from "supertest";
 import { startGatewayHarness, type GatewayHarness } from "../../test-support/gateway.harness.js";
-import { listProxies, parseProxyFilters } from "./proxy-query.service.js";
+import { parseProxyFilters } from "@roost/inventory";
 import {
   insertProtocolStatus,
   insertProxy,
   insertReputation,
   insertStatistic,
+  referencePage,
   userIdOfToken,
   type ProxyFixture,
 } from "../../test-support/proxy-fixtures.js";
@@ -59,14 +60,14 @@ describe("proxy list, filters, detail and statistics", () => {
     await h.close();
   });
 
-  it("sends the bytes JSON.stringify gives for listProxies (the REST page is built as text)", async () => {
+  it("sends the bytes JSON.stringify gives for the reference page (the REST page is built as text)", async () => {
     // One statement and no intermediate objects on the REST side; GraphQL builds the objects. Same answer either way.
     for (const [query, page, pageSize] of [["", 1, 40], ["", 2, 2], ["", 9, 40], ["status=alive", 1, 2], ["country=us", 1, 40], ["reputation=poor", 1, 1], ["search=8.8", 2, 1]] as const) {
       const res = await get(`/api/getProxyPage/${page}?pageSize=${pageSize}${query ? `&${query}` : ""}`);
       expect(res.status).toBe(200);
       expect(res.headers["content-type"]).toBe("application/json; charset=utf-8");
       const filters = parseProxyFilters(Object.fromEntries(new URLSearchParams(query)));
-      expect(res.text).toBe(JSON.stringify(await listProxies(h.deps.db, userId, filters, page, pageSize)));
+      expect(res.text).toBe(JSON.stringify(await referencePage(h.db.pool, userId, filters, page, pageSize)));
     }
   });
 
@@ -87,7 +88,7 @@ describe("proxy list, filters, detail and statistics", () => {
     }
     const res = await get("/api/getProxyPage/1?pageSize=100", third);
     expect(res.status).toBe(200);
-    expect(res.text).toBe(JSON.stringify(await listProxies(h.deps.db, thirdId, parseProxyFilters({ pageSize: "100" }), 1, 100)));
+    expect(res.text).toBe(JSON.stringify(await referencePage(h.db.pool, thirdId, parseProxyFilters({ pageSize: "100" }), 1, 100)));
     expect((res.body as ListBody).proxies).toHaveLength(16);
   });
 
@@ -104,7 +105,7 @@ describe("proxy list, filters, detail and statistics", () => {
     );
     const res = await get("/api/getProxyPage/1?pageSize=100", fourth);
     expect(res.status).toBe(200);
-    expect(res.text).toBe(JSON.stringify(await listProxies(h.deps.db, fourthId, parseProxyFilters({ pageSize: "100" }), 1, 100)));
+    expect(res.text).toBe(JSON.stringify(await referencePage(h.db.pool, fourthId, parseProxyFilters({ pageSize: "100" }), 1, 100)));
     expect((res.body as ListBody).proxies.map((p) => p.country)).toEqual(awkward);
   });
 

@@ -1,30 +1,35 @@
 import { performance } from "node:perf_hooks";
 import { Router, type Request, type Response } from "express";
 import { createUnknownGeoDatabase, type GeoDatabase } from "@roost/geo";
-import type { GatewayDeps } from "../../gateway.deps.js";
-import { authOf } from "../../http/auth.middleware.js";
-import type { Guards } from "../../http/guards.js";
-import { badRequest, HttpError, notFound, unauthorized } from "../../http/http-error.js";
-import { zodMessage } from "../../http/validation.js";
-import { connectionSlotsFor, SlotsBusyError, type Slot } from "./connection-slots.js";
-import { deleteFiltersOf, deleteMessage, deleteProxies } from "./proxy-delete.service.js";
-import { parseOutputFormat } from "./proxy-export-format.js";
-import { streamExport } from "./proxy-export.service.js";
-import { filtersFromBulkRequest, parseProxyFilters, ProxyFilterError } from "./proxy-filter.js";
 import {
+  AccountGoneError,
+  afterIngest,
   countProxies,
+  deleteProxies,
+  filtersFromBulkRequest,
   getProxyDetail,
   getStatisticDetail,
   listFilterValues,
   listProxiesJson,
   listStatistics,
+  parseOutputFormat,
   parsePage,
   parsePageSize,
+  parseProxyFilters,
   parseStatisticsLimit,
-} from "./proxy-query.service.js";
-import { exportRequestSchema } from "./proxy.schema.js";
+  ProxyFilterError,
+  ProxyUploadSession,
+  streamExport,
+} from "@roost/inventory";
+import { connectionSlotsFor, SlotsBusyError, type Slot } from "../../db-limits/connection-slots.js";
+import type { PageStatements } from "../../db-limits/page-statements.js";
+import type { GatewayDeps } from "../../gateway.deps.js";
+import { authOf } from "../../http/auth.middleware.js";
+import type { Guards } from "../../http/guards.js";
+import { badRequest, HttpError, notFound, unauthorized } from "../../http/http-error.js";
+import { zodMessage } from "../../http/validation.js";
 import { MalformedUploadError, readMultipartUpload, UPLOAD_TEXT_FIELDS, UploadTooLargeError } from "./proxy-upload.multipart.js";
-import { AccountGoneError, compactCountersAfterUpload, enqueueFirstChecks, ProxyUploadSession } from "./proxy-upload.service.js";
+import { deleteFiltersOf, exportRequestSchema } from "./proxy.schema.js";
 
 const MAX_PROXY_ID = 2_147_483_647;
 const MAX_STATISTIC_ID = 9_223_372_036_854_775_807n;
@@ -57,7 +62,7 @@ async function asBadRequest<T>(work: () => T | Promise<T>): Promise<T> {
  * The proxy inventory (contract "Proxies" and POST /api/user/export):
  * upload, list, filters, detail, statistics, delete, export.
  */
-export function proxiesRouter(deps: GatewayDeps, { auth }: Guards): Router {
+export function proxiesRouter(deps: GatewayDeps, { auth }: Guards, pages: PageStatements): Router {
   const router = Router();
   const db = deps.db;
   const log = deps.logger.child({ component: "proxies" });
@@ -165,7 +170,7 @@ export function proxiesRouter(deps: GatewayDeps, { auth }: Guards): Router {
       // The connection is back in the pool: the next upload in line may go while this one answers.
       upload.slot?.release();
       // Redis and PostgreSQL at once: neither fails the request (each logs its failure).
-      await Promise.all([enqueueFirstChecks(deps.queues, log, userId, outcome.newProxyIds), compactCountersAfterUpload(db.pool, log, userId)]);
+      await afterIngest({ pool: db.pool, checks: deps.queues.check, logger: log }, userId, outcome);
       log.info("proxies uploaded", { userId, ...outcome.details, proxyCount: outcome.proxyCount, created: outcome.newProxyIds.length });
       res.json({ proxyCount: outcome.proxyCount, details: outcome.details });
     } catch (error) {
@@ -195,11 +200,10 @@ export function proxiesRouter(deps: GatewayDeps, { auth }: Guards): Router {
       pageSize: parsePageSize(req.query.pageSize),
       filters: parseProxyFilters(req.query),
     }));
-    // The page as JSON bytes, built without intermediate objects: the body res.json(listProxies(...)) would send,
-    // with the same Content-Type (send() adds the charset only to a string body).
-    // Through deps.pageDb, as on the fast path: at most API_PAGE_QUERY_CONCURRENCY page statements at once.
+    // The page as JSON bytes, with res.json's Content-Type (send() adds the charset only to a string body).
+    // Through the page statements, as on the fast path: at most API_PAGE_QUERY_CONCURRENCY at once.
     const { userId } = authOf(req);
-    const body = await listProxiesJson(deps.pageDb.forRequest(req, res, userId), userId, filters, page, pageSize);
+    const body = await listProxiesJson(pages.forRequest(req, res, userId), userId, filters, page, pageSize);
     res.set("Content-Type", "application/json; charset=utf-8").send(body);
   });
 
@@ -286,6 +290,11 @@ function busy(res: Response, what: "uploads" | "exports", error: SlotsBusyError,
         ? `Too many ${what} in progress: this one waited its longest for a turn; try again shortly`
         : `Too many ${what} in progress; try again shortly`,
   );
+}
+
+/** The contract's JSON string answer. */
+function deleteMessage(deleted: number): string {
+  return deleted > 0 ? `Deleted ${deleted} proxies.` : "No proxies matched the delete criteria.";
 }
 
 /** The JSON body, or undefined when none was sent. */

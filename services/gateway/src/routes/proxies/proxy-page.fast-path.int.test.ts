@@ -1,7 +1,9 @@
 import type { RequestListener } from "node:http";
 import request, { type Response } from "supertest";
+import { waitFor } from "@roost/testkit";
 import { startGatewayHarness, type GatewayHarness } from "../../test-support/gateway.harness.js";
 import { insertProxy, userIdOfToken } from "../../test-support/proxy-fixtures.js";
+import { createPageStatements } from "../../db-limits/page-statements.js";
 import { PROXY_PAGE_ROUTE, withProxyPageFastPath } from "./proxy-page.fast-path.js";
 
 /**
@@ -28,7 +30,8 @@ describe("GET /api/getProxyPage fast path", () => {
   let pipeline: ReturnType<typeof request>;
 
   beforeAll(async () => {
-    h = await startGatewayHarness({ CORS_ALLOWED_ORIGINS: "https://ui.example.com" });
+    // One page statement at a time and a short wait in line, so the 503 of a full line is quick to cause.
+    h = await startGatewayHarness({ CORS_ALLOWED_ORIGINS: "https://ui.example.com", API_PAGE_QUERY_CONCURRENCY: "1", API_PAGE_QUERY_WAIT_MS: "300" });
     ({ token } = await h.register());
     const userId = await userIdOfToken(h, token);
     const countries = ["US", "DE", "FR"];
@@ -47,7 +50,7 @@ describe("GET /api/getProxyPage fast path", () => {
     expect((await h.http.post("/api/logout").set("Authorization", `Bearer ${revoked}`)).status).toBe(204);
     const app = h.service.app as unknown as RequestListener;
     fast = request(
-      withProxyPageFastPath(h.deps, (req, res) => {
+      withProxyPageFastPath(h.deps, createPageStatements(h.db.pool, { concurrency: 1, maxWaitMs: 300 }, h.deps.metrics), (req, res) => {
         viaExpress++;
         app(req, res);
       }),
@@ -137,6 +140,51 @@ describe("GET /api/getProxyPage fast path", () => {
     const withBody = await fast.get("/api/getProxyPage/1").set(auth()).set("Content-Type", "text/plain").send("hello");
     expect(withBody.status).toBe(400);
     expect(viaExpress).toBe(before + 2);
+  });
+
+  it("answers a database error itself, with the pipeline's status, body and headers, without running the page again", async () => {
+    // The unfiltered page reads the counters: without the table its statement fails (a 500 from both).
+    await h.db.pool.query("ALTER TABLE user_proxy_counts RENAME TO user_proxy_counts_away");
+    try {
+      const before = viaExpress;
+      const mine = await fast.get("/api/getProxyPage/1").set(auth());
+      expect(viaExpress).toBe(before);
+      const theirs = await pipeline.get("/api/getProxyPage/1").set(auth());
+      expect(mine.status).toBe(500);
+      expect(mine.body).toEqual({ error: "Internal server error" });
+      expect(comparable(mine)).toEqual(comparable(theirs));
+    } finally {
+      await h.db.pool.query("ALTER TABLE user_proxy_counts_away RENAME TO user_proxy_counts");
+    }
+  });
+
+  it("answers a page whose wait in line ran out itself: the pipeline's 503 with Retry-After", async () => {
+    // A lock holds the one running page statement; the next waits past API_PAGE_QUERY_WAIT_MS.
+    const locker = await h.db.pool.connect();
+    const busy = async (agent: ReturnType<typeof request>): Promise<Response> => {
+      await locker.query("BEGIN; LOCK TABLE user_proxy_counts IN ACCESS EXCLUSIVE MODE");
+      const held = agent.get("/api/getProxyPage/1").set(auth()).then((r) => r);
+      try {
+        await waitFor(async () => (await h.db.pool.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
+        )).rows[0]?.n === 1, { timeoutMs: 10_000 });
+        return await agent.get("/api/getProxyPage/1").set(auth());
+      } finally {
+        await locker.query("ROLLBACK");
+        expect((await held).status).toBe(200);
+      }
+    };
+    try {
+      const before = viaExpress;
+      const mine = await busy(fast);
+      expect(viaExpress).toBe(before);
+      const theirs = await busy(pipeline);
+      expect(mine.status).toBe(503);
+      expect(mine.headers["retry-after"]).toBe("1");
+      expect(comparable(mine)).toEqual(comparable(theirs));
+    } finally {
+      locker.release();
+    }
   });
 
   it("counts its requests in the same metric series as the pipeline", async () => {

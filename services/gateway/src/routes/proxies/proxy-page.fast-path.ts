@@ -1,11 +1,13 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import { parse as parseQueryString } from "node:querystring";
+import { listProxiesJson, parsePage, parsePageSize, parseProxyFilters } from "@roost/inventory";
+import type { PageStatements } from "../../db-limits/page-statements.js";
 import type { GatewayDeps } from "../../gateway.deps.js";
 import { bearerTokenOf, isRevokedOnce } from "../../http/auth.middleware.js";
+import { errorResponse } from "../../http/error-handler.js";
 import { containsNul } from "../../http/nul-guard.js";
 import { chooseRequestId } from "../../http/request-id.middleware.js";
 import { recordSecurityHeaders } from "../../http/security-headers.js";
-import { listProxiesJson, parsePage, parsePageSize, parseProxyFilters } from "./proxy-query.service.js";
 
 /** The route template the Express pipeline labels these requests with. */
 export const PROXY_PAGE_ROUTE = "/api/getProxyPage/:page";
@@ -14,24 +16,19 @@ const PREFIX = "/api/getProxyPage/";
 
 /**
  * `GET /api/getProxyPage/{page}`, the most frequent request, answered
- * without the Express pipeline when it is the plain successful case.
- *
- * Why: at 16 concurrent clients on a 2-core machine, Express's routing and
- * the middleware chain cost about as much CPU as the page itself, and the
- * gateway's single event loop is the bottleneck (docs/benchmarks.md).
- *
- * How it stays the same API: only a request that would certainly succeed is
- * answered here: GET, no body, no `Origin` header (CORS stays with the cors
- * middleware), the canonical path with a page of digits, a valid unrevoked
- * bearer token, query parameters the parsers accept, no NUL anywhere.
- * Everything else, and any error on the way (a 503 from the revocation
- * store, a database failure), is handed to the Express app untouched, which
- * then answers exactly as before, errors included. The response carries the
- * headers the pipeline would set (request id, helmet's recorded headers,
- * content type) and is counted in the same metrics with the same labels;
- * `proxy-page.fast-path.int.test.ts` compares the two responses.
+ * without Express's routing and middleware chain, which cost about as much
+ * CPU as the page itself. Only a request that passes every check the
+ * pipeline makes (GET, no body, no Origin, digits for the page, a valid
+ * unrevoked token, parseable query, no NUL) is answered here; anything else
+ * goes to `app` untouched. A failure while reading the page is answered here
+ * as the pipeline's error handler would (errorResponse), with the same
+ * headers and metrics; `proxy-page.fast-path.int.test.ts` compares both.
  */
-export function withProxyPageFastPath(deps: Pick<GatewayDeps, "tokens" | "revocation" | "pageDb" | "metrics">, app: RequestListener): RequestListener {
+export function withProxyPageFastPath(
+  deps: Pick<GatewayDeps, "tokens" | "revocation" | "metrics" | "logger">,
+  pages: PageStatements,
+  app: RequestListener,
+): RequestListener {
   // Header names and values as writeHead takes them flat; only the request id and the length change per response.
   const fixedHeaders = [...recordSecurityHeaders(), ["Content-Type", "application/json; charset=utf-8"] as const].flat();
 
@@ -59,14 +56,26 @@ export function withProxyPageFastPath(deps: Pick<GatewayDeps, "tokens" | "revoca
     } catch {
       return false;
     }
-    const body = await listProxiesJson(deps.pageDb.forRequest(req, res, userId), userId, filters, page, pageSize);
-    const headers = ["X-Request-ID", chooseRequestId(singleHeader(req.headers["x-request-id"])), ...fixedHeaders, "Content-Length", String(body.length)];
+    const requestId = chooseRequestId(singleHeader(req.headers["x-request-id"]));
+    let status = 200;
+    let body: Buffer;
+    let errorHeaders: string[] = [];
+    try {
+      body = await listProxiesJson(pages.forRequest(req, res, userId), userId, filters, page, pageSize);
+    } catch (error) {
+      const response = errorResponse(error, deps.logger, { method: "GET", route: PROXY_PAGE_ROUTE, requestId });
+      if (!response) return true;
+      status = response.status;
+      body = Buffer.from(JSON.stringify(response.body), "utf8");
+      errorHeaders = Object.entries(response.headers).flat();
+    }
+    const headers = ["X-Request-ID", requestId, ...fixedHeaders, ...errorHeaders, "Content-Length", String(body.length)];
     res.on("finish", () => {
       const labels = { method: "GET", route: PROXY_PAGE_ROUTE, status: String(res.statusCode) };
       deps.metrics.httpRequestsTotal.inc(labels);
       deps.metrics.httpRequestDurationSeconds.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
     });
-    res.writeHead(200, headers);
+    res.writeHead(status, headers);
     res.end(body);
     return true;
   }
@@ -87,10 +96,10 @@ export function withProxyPageFastPath(deps: Pick<GatewayDeps, "tokens" | "revoca
       (answered) => {
         if (!answered) app(req, res);
       },
-      () => {
-        // The pipeline runs it again and answers the failure its usual way (a wait in line that timed out: 503 at
-        // once, page-statements.ts). A client that has gone is owed nothing.
-        if (!res.headersSent && !res.destroyed) app(req, res);
+      (error: unknown) => {
+        // Only writing the answer can throw here (a socket gone mid-write): nothing left to answer.
+        deps.logger.warn("proxy page fast path failed", { error });
+        if (!res.destroyed) res.destroy();
       },
     );
   };

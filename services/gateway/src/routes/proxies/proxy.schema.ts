@@ -1,30 +1,6 @@
 import { z } from "zod";
+import { emptyFilters, filtersFromBulkRequest, ProxyFilterError, REPUTATION_LABELS, type ProxyFilters } from "@roost/inventory";
 
-/** Protocols in bit order of `proxies.alive_protocols` (http 1, https 2, socks4 4, socks5 8). */
-export const PROXY_PROTOCOLS = ["http", "https", "socks4", "socks5"] as const;
-export type ProxyProtocol = (typeof PROXY_PROTOCOLS)[number];
-
-export const REPUTATION_LABELS = ["good", "neutral", "poor", "unknown"] as const;
-export type ReputationLabel = (typeof REPUTATION_LABELS)[number];
-
-export const ANONYMITY_LEVELS = ["elite", "anonymous", "transparent", "N/A"] as const;
-export const ESTIMATED_TYPES = ["datacenter", "residential", "mobile", "unknown"] as const;
-
-export const protocolBit = (protocol: ProxyProtocol): number => 1 << PROXY_PROTOCOLS.indexOf(protocol);
-
-/** Alive protocols of a row from its bitmask, in bit order. */
-export function protocolsOfMask(mask: number): ProxyProtocol[] {
-  return PROXY_PROTOCOLS.filter((_, bit) => (mask & (1 << bit)) !== 0);
-}
-
-/** Paging of DESIGN.md: pageSize default 40, larger values clamp to 100. */
-export const DEFAULT_PAGE_SIZE = 40;
-export const MAX_PAGE_SIZE = 100;
-/** Statistics `limit`: default 100, larger values clamp to 500. */
-export const DEFAULT_STATISTICS_LIMIT = 100;
-export const MAX_STATISTICS_LIMIT = 500;
-/** Longest `search` term accepted. */
-export const MAX_SEARCH_LENGTH = 200;
 /** Most ids one export or delete request may list. */
 export const MAX_REQUEST_IDS = 1_000_000;
 
@@ -51,7 +27,6 @@ export const bulkFilterSchema = z.object({
   proxyStatus: z.enum(["all", "alive", "dead"]).nullish(),
   reputationLabels: z.array(z.enum(REPUTATION_LABELS)).max(REPUTATION_LABELS.length * 4).nullish(),
 });
-export type BulkFilterRequest = z.output<typeof bulkFilterSchema>;
 
 export const exportRequestSchema = bulkFilterSchema.extend({
   /** A template (docs/proxies.md), `json` or `csv`; default `ip:port`. */
@@ -73,3 +48,41 @@ export const deleteModeBSchema = bulkFilterSchema
   })
   .strict();
 export type DeleteModeB = z.output<typeof deleteModeBSchema>;
+
+/**
+ * DELETE /api/proxies (DESIGN.md "Proxies"): what a body means, decided
+ * before anything is deleted. Mode A is a JSON array of ids. Mode B's
+ * `scope` is `selected` (the listed ids, intersected with the filter fields
+ * exactly as export applies them) or `all` (everything matching the filter; the ids are
+ * ignored). A missing scope with ids means `selected`; deleting without ids
+ * needs `scope: "all"`. An empty selection is refused, never widened.
+ */
+export function deleteFiltersOf(body: unknown): ProxyFilters {
+  if (Array.isArray(body)) {
+    const ids = parse(deleteModeASchema, body);
+    if (ids.length === 0) throw new ProxyFilterError("No proxies selected");
+    return { ...emptyFilters(), ids: [...new Set(ids)] };
+  }
+  if (typeof body !== "object" || body === null) throw new ProxyFilterError("Expected a JSON array of proxy ids or a delete object");
+  const request = parse(deleteModeBSchema, body);
+  const listed = request.proxies ?? [];
+  const scope = request.scope ?? (listed.length > 0 ? "selected" : null);
+  if (scope === null) throw new ProxyFilterError('Give proxy ids, or scope "all" to delete every proxy matching the filter');
+  if (scope === "selected") {
+    if (listed.length === 0) throw new ProxyFilterError("No proxies selected");
+    // As in export: proxyStatus and reputationLabels always apply, the
+    // protocol and timing fields only with `filter: true`.
+    return filtersFromBulkRequest(request, { ids: true });
+  }
+  return filtersFromBulkRequest(request, { ids: false });
+}
+
+function parse<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue && issue.path.length > 0 ? `${issue.path.join(".")}: ` : "";
+    throw new ProxyFilterError(`${where}${issue?.message ?? "invalid delete request"}`);
+  }
+  return parsed.data;
+}

@@ -1,5 +1,4 @@
 import { buildProxyWhere, emptyFilters, filtersFromBulkRequest, parseProxyFilters, ProxyFilterError, inlineSqlCondition } from "./proxy-filter.js";
-import { deleteFiltersOf } from "./proxy-delete.service.js";
 
 describe("parseProxyFilters", () => {
   it("reads every list parameter, repeated or comma-separated, normalising case", () => {
@@ -101,25 +100,6 @@ describe("filtersFromBulkRequest", () => {
   it("reads none or all four protocols as no protocol restriction and proxyStatus all as none", () => {
     const all = filtersFromBulkRequest({ filter: true, http: true, https: true, socks4: true, socks5: true, proxyStatus: "all" }, { ids: true });
     expect(all).toEqual(emptyFilters());
-  });
-});
-
-describe("deleteFiltersOf", () => {
-  it("reads Mode A and both Mode B scopes", () => {
-    expect(deleteFiltersOf([5, 5, 6])).toEqual({ ...emptyFilters(), ids: [5, 6] });
-    expect(deleteFiltersOf({ proxies: [5], filter: false, proxyStatus: "dead" })).toEqual({ ...emptyFilters(), ids: [5], status: "dead" });
-    expect(deleteFiltersOf({ proxies: [5], filter: false, socks4: true, maxTimeout: 100, reputationLabels: ["good"] })).toEqual({
-      ...emptyFilters(),
-      ids: [5],
-      reputation: ["good"],
-    });
-    expect(deleteFiltersOf({ proxies: [5], scope: "selected", filter: true, proxyStatus: "dead" })).toEqual({ ...emptyFilters(), ids: [5], status: "dead" });
-    expect(deleteFiltersOf({ proxies: [5], scope: "all", proxyStatus: "dead" })).toEqual({ ...emptyFilters(), status: "dead" });
-    expect(deleteFiltersOf({ scope: "all" })).toEqual(emptyFilters());
-  });
-
-  it.each([[[]], [{}], [{ proxies: [] }], [{ scope: "selected" }], [{ filter: true }], [null], ["1"], [[0]], [{ scope: "every" }]])("refuses %j", (body) => {
-    expect(() => deleteFiltersOf(body)).toThrow(ProxyFilterError);
   });
 });
 

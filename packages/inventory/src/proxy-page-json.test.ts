@@ -1,5 +1,5 @@
 import { proxyPageJson, ProxyPageJsonError } from "./proxy-page-json.js";
-import { protocolsOfMask } from "./proxy.schema.js";
+import { protocolsOfMask } from "./proxy-identity.js";
 
 type Fields = [
   id: string,

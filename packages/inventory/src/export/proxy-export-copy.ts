@@ -1,7 +1,6 @@
-import { ascii, ByteWriter, plainDecimal } from "./byte-writer.js";
-import type { CopyRowWriter } from "./copy-out.js";
+import { ascii, ByteWriter, plainDecimal, type CopyRowWriter } from "@roost/db";
 import { csvField, EXPORT_COLUMNS } from "./proxy-export-format.js";
-import { protocolsOfMask } from "./proxy.schema.js";
+import { protocolsOfMask } from "../proxy-identity.js";
 
 /**
  * The csv and json exports read the user's rows with `COPY (SELECT ...) TO

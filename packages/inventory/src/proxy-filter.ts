@@ -5,12 +5,11 @@ import {
   ESTIMATED_TYPES,
   MAX_SEARCH_LENGTH,
   PROXY_PROTOCOLS,
-  protocolBit,
+  protocolMask,
   REPUTATION_LABELS,
-  type BulkFilterRequest,
   type ProxyProtocol,
   type ReputationLabel,
-} from "./proxy.schema.js";
+} from "./proxy-identity.js";
 
 /**
  * What a list, an export or a delete keeps (DESIGN.md "Proxies"). Lists OR
@@ -34,6 +33,24 @@ export interface ProxyFilters {
   maxRetries?: number;
   /** Only these ids (export `proxies`, delete `selected`). */
   ids?: number[];
+}
+
+/**
+ * The filter part of an export request and of delete Mode B (contract
+ * "Export request"), as the gateway's schema parses it; null means absent.
+ */
+export interface BulkFilterRequest {
+  proxies?: number[] | null;
+  filter?: boolean | null;
+  http?: boolean | null;
+  https?: boolean | null;
+  socks4?: boolean | null;
+  socks5?: boolean | null;
+  maxRetries?: number | null;
+  /** Milliseconds; 0 means no limit. */
+  maxTimeout?: number | null;
+  proxyStatus?: "all" | "alive" | "dead" | null;
+  reputationLabels?: ReputationLabel[] | null;
 }
 
 export const emptyFilters = (): ProxyFilters => ({ protocols: [], countries: [], types: [], anonymity: [], reputation: [] });
@@ -197,7 +214,7 @@ export function buildProxyWhere(userId: number, filters: ProxyFilters, alias = "
   if (filters.status === "alive" || (filters.protocols.length > 0 && filters.status !== "dead")) conditions.push(`${alias}.alive`);
   if (filters.status === "dead") conditions.push(`NOT ${alias}.alive`);
   if (filters.protocols.length > 0) {
-    const mask = filters.protocols.reduce((bits, protocol) => bits | protocolBit(protocol), 0);
+    const mask = protocolMask(filters.protocols);
     conditions.push(
       filters.status === "dead"
         ? `(${alias}.alive_protocols & ${param(mask)}::smallint) <> ${param(mask)}::smallint`

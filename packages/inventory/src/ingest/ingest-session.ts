@@ -3,26 +3,37 @@ import type pg from "pg";
 import type { GeoDatabase } from "@roost/geo";
 import { classifyLine, formatIpv4, isReservedIpv4, LineSplitter, scanCommonLine, type CommonLine, type ProxyScheme, type SplitLine } from "@roost/net";
 import type { Logger } from "@roost/observability";
-import type { GatewayQueues } from "../../gateway.deps.js";
-import { countUserProxies, foldUserCounters, type SqlPool } from "./proxy.repository.js";
+import type { checkQueue, Producer } from "@roost/queue";
+import { countUserProxies, foldUserCounters, type SqlPool } from "../proxy-read.repository.js";
 import {
   blacklistHasRanges,
   holdUserRow,
   insertProxiesWithin,
+  linkProxiesToSource,
   lockUserUploads,
+  sourceBelongsTo,
   selectBlacklisted,
   selectOwnedPositions,
   userHasProxies,
   ProxyCopier,
   type ProxyInsertBatch,
-} from "./proxy-upload.repository.js";
-import type { Slot } from "./connection-slots.js";
+} from "./ingest.repository.js";
 import { ProxyCopyText } from "./proxy-copy-text.js";
 import { UploadIdentities } from "./upload-identities.js";
 
 /** The uploading user's account was deleted after the request was authenticated (401). */
 export class AccountGoneError extends Error {
   override readonly name = "AccountGoneError";
+}
+
+/** The `sourceId` given to an ingest is not a scrape source of that user. */
+export class UnknownSourceError extends Error {
+  override readonly name = "UnknownSourceError";
+}
+
+/** A database connection's share given to an ingest by its caller, handed back with the connection. */
+export interface Slot {
+  release(): void;
 }
 
 /** A batch ready to store: its rows as COPY text plus what the SQL paths need. */
@@ -92,6 +103,8 @@ export interface UploadSessionOptions {
    * pool's own counters decide.
    */
   extraSlot?: () => Slot | null;
+  /** A scrape source of the user: every proxy of the ingest is linked to it (`proxy_sources`). */
+  sourceId?: number;
   /** Distinct proxies per INSERT statement; default 10000. */
   batchSize?: number;
   /** performance.now() when the request arrived; processingMs counts from it. */
@@ -184,6 +197,9 @@ export class ProxyUploadSession {
       await client.query("BEGIN");
       await lockUserUploads(client, options.userId);
       if (!(await holdUserRow(client, options.userId))) throw new AccountGoneError("the account was deleted");
+      if (options.sourceId !== undefined && !(await sourceBelongsTo(client, options.userId, options.sourceId))) {
+        throw new UnknownSourceError(`scrape source ${options.sourceId} is not the user's`);
+      }
       const blacklistActive = await blacklistHasRanges(client);
       const probeOwned = await userHasProxies(client, options.userId);
       const room = options.maxProxies === null ? null : Math.max(0, options.maxProxies - (await countUserProxies(client, options.userId)));
@@ -497,12 +513,18 @@ export class ProxyUploadSession {
       const ids = await lane.copier.copy(missing.text, () => this.columnsOf(missing), prepared.ids);
       this.idsByBatch[index] = ids;
       if (this.room !== null) this.room -= ids.length;
-      return;
+    } else {
+      const { ids, fresh } = await insertProxiesWithin(client, this.options.userId, this.columnsOf(batch), this.room);
+      this.idsByBatch[index] = ids;
+      this.room -= ids.length;
+      this.counts.limitExceededCount += fresh - ids.length;
     }
-    const { ids, fresh } = await insertProxiesWithin(client, this.options.userId, this.columnsOf(batch), this.room);
-    this.idsByBatch[index] = ids;
-    this.room -= ids.length;
-    this.counts.limitExceededCount += fresh - ids.length;
+    // On the lane that stored the batch: its new rows are visible there before the commit.
+    const sourceId = this.options.sourceId;
+    if (sourceId !== undefined) {
+      this.assertOpen();
+      await linkProxiesToSource(client, this.options.userId, sourceId, this.identitiesOf(batch));
+    }
   }
 
   /** The batch without the proxies the user already has (they count as accepted, nothing to store). */
@@ -520,17 +542,20 @@ function keepPositions(batch: PreparedBatch, keep: (position: number) => boolean
 /** Largest `check-batch` payload the queue contract allows. */
 export const CHECK_BATCH_SIZE = 5000;
 
+/** Where new proxies go to be checked: the check queue's producer. */
+export type CheckHandOff = Pick<Producer<typeof checkQueue>, "enqueue">;
+
 /**
  * Hands new proxies to the checker right away (check-batch jobs of up to
  * 5000 ids). A failure is logged, not returned: the rows are stored with
  * next_check_at = now, so the scheduler picks them up on its next tick.
  */
-export async function enqueueFirstChecks(queues: Pick<GatewayQueues, "check">, logger: Logger, userId: number, ids: number[]): Promise<void> {
+export async function enqueueFirstChecks(checks: CheckHandOff, logger: Logger, userId: number, ids: number[]): Promise<void> {
   const batches: number[][] = [];
   for (let start = 0; start < ids.length; start += CHECK_BATCH_SIZE) batches.push(ids.slice(start, start + CHECK_BATCH_SIZE));
   try {
     for (let start = 0; start < batches.length; start += 16) {
-      await Promise.all(batches.slice(start, start + 16).map((proxyIds) => queues.check.enqueue("check-batch", { userId, proxyIds })));
+      await Promise.all(batches.slice(start, start + 16).map((proxyIds) => checks.enqueue("check-batch", { userId, proxyIds })));
     }
   } catch (error) {
     logger.warn("first checks not queued; the scheduler will pick the proxies up", { userId, proxies: ids.length, error });
@@ -544,4 +569,68 @@ export async function compactCountersAfterUpload(pool: SqlPool, logger: Logger, 
   } catch (error) {
     logger.warn("proxy counters not folded after upload", { userId, error });
   }
+}
+
+/** What a committed ingest is followed by, whoever ran it: the check hand-off and the counters' fold (neither fails it). */
+export async function afterIngest(deps: Pick<IngestDeps, "pool" | "checks" | "logger">, userId: number, outcome: UploadOutcome): Promise<void> {
+  await Promise.all([enqueueFirstChecks(deps.checks, deps.logger, userId, outcome.newProxyIds), compactCountersAfterUpload(deps.pool, deps.logger, userId)]);
+}
+
+/** What `ingest` needs: a database pool and a producer for the check queue. */
+export interface IngestDeps {
+  pool: UploadPool;
+  /** Country, AS and type of new proxies (the offline databases). */
+  geo: GeoDatabase;
+  checks: CheckHandOff;
+  logger: Logger;
+  /** ALLOW_PRIVATE_NETWORK_TARGETS: reserved ranges are accepted. */
+  allowPrivateTargets: boolean;
+}
+
+export interface IngestOptions {
+  /** Link every proxy of the input to this scrape source of the user. */
+  sourceId?: number;
+  /** Most proxies the user may hold (proxy_limits), or null for no limit. */
+  maxProxies: number | null;
+  /** Distinct proxies per statement; default 10000. */
+  batchSize?: number;
+}
+
+/** Lines to ingest: one text, several texts, or a stream of bytes or text. */
+export type IngestInput = string | Iterable<string> | AsyncIterable<Buffer | string>;
+
+/**
+ * Adds proxies to a user's list exactly as an upload does (parse, dedupe,
+ * reserved and blacklisted ranges, proxy_limits, geo, one transaction) and
+ * hands the new ones to checking. Returns the upload's counters.
+ */
+export async function ingest(deps: IngestDeps, userId: number, input: IngestInput, options: IngestOptions): Promise<UploadOutcome> {
+  const session = await ProxyUploadSession.open({
+    pool: deps.pool,
+    geo: deps.geo,
+    userId,
+    allowPrivateTargets: deps.allowPrivateTargets,
+    maxProxies: options.maxProxies,
+    ...(options.sourceId !== undefined && { sourceId: options.sourceId }),
+    ...(options.batchSize !== undefined && { batchSize: options.batchSize }),
+  });
+  let outcome: UploadOutcome;
+  try {
+    if (typeof input === "string") {
+      await session.writeText(input);
+    } else if (Symbol.asyncIterator in input) {
+      for await (const chunk of input) {
+        await session.write(typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk);
+      }
+      session.endPart();
+    } else {
+      for (const text of input) await session.writeText(text);
+    }
+    outcome = await session.commit();
+  } catch (error) {
+    await session.abort();
+    throw error;
+  }
+  await afterIngest(deps, userId, outcome);
+  return outcome;
 }

@@ -1,24 +1,31 @@
 import type pg from "pg";
-import { startGatewayHarness, type GatewayHarness } from "../../test-support/gateway.harness.js";
-import { userIdOfToken } from "../../test-support/proxy-fixtures.js";
-import { parseProxyFilters } from "./proxy-query.service.js";
+import { startInventoryHarness, type InventoryHarness } from "./inventory.test-support.js";
+import { parseProxyFilters } from "./proxy-read.service.js";
 import { proxyPageJson } from "./proxy-page-json.js";
-import { countMatchingProxies, FOLD_THRESHOLD, foldUserCounters, selectProxyPage, selectProxyPageText } from "./proxy.repository.js";
+import { buildProxyWhere, type ProxyFilters } from "./proxy-filter.js";
+import { countMatchingProxies, FOLD_THRESHOLD, foldUserCounters, selectProxyPageText } from "./proxy-read.repository.js";
+
+/** The reference the page statement must agree with: plain LIMIT/OFFSET paging in id order over the same WHERE clause. */
+async function referenceIds(client: pg.ClientBase, userId: number, filters: ProxyFilters, limit: number, offset: number): Promise<string[]> {
+  const where = buildProxyWhere(userId, filters, "p", 3);
+  const { rows } = await client.query<{ id: number }>(`SELECT p.id FROM proxies p WHERE ${where.text} ORDER BY p.id LIMIT $1 OFFSET $2`, [limit, offset, ...where.params]);
+  return rows.map((r) => String(r.id));
+}
 
 /** The ids of a page read as one text value, through the writer the route uses. */
 const idsOf = (page: string | null): string[] =>
   (JSON.parse(proxyPageJson(page, 0).toString("utf8")) as { proxies: { id: number }[] }).proxies.map((p) => String(p.id));
 
 describe("selectProxyPageText, unfiltered (ids from roost_proxy_page_ids, one cached plan)", () => {
-  let h: GatewayHarness;
+  let h: InventoryHarness;
   let userId: number;
   let otherId: number;
   const unfiltered = parseProxyFilters({});
 
   beforeAll(async () => {
-    h = await startGatewayHarness();
-    userId = await userIdOfToken(h, (await h.register()).token);
-    otherId = await userIdOfToken(h, (await h.register()).token);
+    h = await startInventoryHarness();
+    userId = await h.newUser();
+    otherId = await h.newUser();
     // 20,000 rows for the user (enough that a plan for an unknown LIMIT looks costly to the planner),
     // 10,000 for another user interleaved in id order.
     await h.db.pool.query(
@@ -35,8 +42,7 @@ describe("selectProxyPageText, unfiltered (ids from roost_proxy_page_ids, one ca
 
   /** What the page must be: the deferred join with LIMIT/OFFSET and the exact count. */
   const expected = async (client: pg.PoolClient, limit: number, offset: number) => {
-    const rows = await selectProxyPage(client, userId, unfiltered, limit, offset);
-    return { ids: rows.map((r) => String(r.id)), total: await countMatchingProxies(client, userId, unfiltered) };
+    return { ids: await referenceIds(client, userId, unfiltered, limit, offset), total: await countMatchingProxies(client, userId, unfiltered) };
   };
 
   it("gives the rows and total of LIMIT/OFFSET paging on every run, also after the plan cache settles on a generic plan", async () => {
@@ -89,16 +95,16 @@ describe("selectProxyPageText, unfiltered (ids from roost_proxy_page_ids, one ca
 });
 
 describe("totals of the Alive / Dead filter (the counters' alive dimension)", () => {
-  let h: GatewayHarness;
+  let h: InventoryHarness;
   let userId: number;
   let otherId: number;
   const alive = parseProxyFilters({ status: "alive" });
   const dead = parseProxyFilters({ status: "dead" });
 
   beforeAll(async () => {
-    h = await startGatewayHarness();
-    userId = await userIdOfToken(h, (await h.register()).token);
-    otherId = await userIdOfToken(h, (await h.register()).token);
+    h = await startInventoryHarness();
+    userId = await h.newUser();
+    otherId = await h.newUser();
   });
   afterAll(async () => {
     await h.close();
@@ -157,7 +163,7 @@ describe("totals of the Alive / Dead filter (the counters' alive dimension)", ()
       for (const filters of [alive, dead]) {
         for (const [limit, offset] of pages) {
           const { page, total } = await selectProxyPageText(client, userId, filters, limit, offset);
-          const want = (await selectProxyPage(client, userId, filters, limit, offset)).map((r) => String(r.id));
+          const want = await referenceIds(client, userId, filters, limit, offset);
           expect({ status: filters.status, limit, offset, ids: idsOf(page) }).toEqual({ status: filters.status, limit, offset, ids: want });
           expect(total).toBe(await countMatchingProxies(client, userId, filters));
         }

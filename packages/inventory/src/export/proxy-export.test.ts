@@ -1,5 +1,5 @@
 import { compileTemplate } from "./proxy-export-format.js";
-import { templateLineSql } from "./proxy-export.service.js";
+import { templateLineSql } from "./proxy-export.js";
 
 const occurrences = (text: string, part: string): number => text.split(part).length - 1;
 

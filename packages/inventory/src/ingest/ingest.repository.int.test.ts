@@ -1,8 +1,7 @@
 import { parseIpv4 } from "@roost/net";
-import { startGatewayHarness, type GatewayHarness } from "../../test-support/gateway.harness.js";
-import { userIdOfToken } from "../../test-support/proxy-fixtures.js";
+import { startInventoryHarness, type InventoryHarness } from "../inventory.test-support.js";
 import { ProxyCopyText } from "./proxy-copy-text.js";
-import { ProxyCopier, type ProxyInsertBatch } from "./proxy-upload.repository.js";
+import { ProxyCopier, type ProxyInsertBatch } from "./ingest.repository.js";
 
 const columnsOf = (ips: string[]): ProxyInsertBatch => ({
   ip: ips,
@@ -16,11 +15,11 @@ const columnsOf = (ips: string[]): ProxyInsertBatch => ({
 });
 
 describe("ProxyCopier (the upload's COPY path)", () => {
-  let h: GatewayHarness;
+  let h: InventoryHarness;
   let userId: number;
   beforeAll(async () => {
-    h = await startGatewayHarness();
-    userId = await userIdOfToken(h, (await h.register()).token);
+    h = await startInventoryHarness();
+    userId = await h.newUser();
   });
   afterAll(async () => {
     await h.close();

@@ -7,14 +7,13 @@ import {
   proxyBelongsTo,
   selectFilterValues,
   selectProxyDetail,
-  selectProxyPage,
   selectProxyPageText,
   selectStatistic,
   selectStatistics,
   type FilterValues,
   type ProxyRow,
   type StatisticRow,
-} from "./proxy.repository.js";
+} from "./proxy-read.repository.js";
 import {
   ANONYMITY_LEVELS,
   DEFAULT_PAGE_SIZE,
@@ -22,9 +21,10 @@ import {
   ESTIMATED_TYPES,
   MAX_PAGE_SIZE,
   MAX_STATISTICS_LIMIT,
+  protocolOrder,
   protocolsOfMask,
   type ProxyProtocol,
-} from "./proxy.schema.js";
+} from "./proxy-identity.js";
 
 /**
  * The read side of the proxy inventory: what REST, GraphQL and the dashboard
@@ -93,6 +93,7 @@ function positiveClamped(name: string, raw: unknown, fallback: number, max: numb
 
 const iso = (date: Date | null): string | null => (date ? date.toISOString() : null);
 
+/** A list row as the contract shapes it (the detail's row; pages are written by proxyPageJson). */
 export function toListItem(row: ProxyRow): ProxyListItem {
   return {
     id: row.id,
@@ -109,32 +110,26 @@ export function toListItem(row: ProxyRow): ProxyListItem {
   };
 }
 
-/**
- * One page of the user's proxies in id order (1-based `page`; past the end
- * an empty list with the true total). The page and the total run on two
- * pooled connections at once.
- */
-export async function listProxies(db: ProxyDb, userId: number, filters: ProxyFilters, page: number, pageSize: number): Promise<ProxyPage> {
-  const size = Math.min(Math.max(1, Math.floor(pageSize)), MAX_PAGE_SIZE);
-  const offset = (Math.max(1, Math.floor(page)) - 1) * size;
-  const [rows, total] = await Promise.all([
-    selectProxyPage(db.pool, userId, filters, size, offset),
-    countMatchingProxies(db.pool, userId, filters),
-  ]);
-  return { proxies: rows.map(toListItem), total };
+/** Page number and size as OFFSET and LIMIT (1-based page; size clamped to 1..100). */
+function pageWindow(page: number, pageSize: number): { limit: number; offset: number } {
+  const limit = Math.min(Math.max(1, Math.floor(pageSize)), MAX_PAGE_SIZE);
+  return { limit, offset: (Math.max(1, Math.floor(page)) - 1) * limit };
 }
 
 /**
- * The same page as `listProxies`, as the UTF-8 bytes of `{proxies, total}`
- * (the REST list's hot path: page and total in one statement, written from
- * the rows' text without intermediate objects or strings; GraphQL keeps
- * `listProxies`).
+ * One page of the user's proxies in id order with the true total, as the
+ * UTF-8 bytes of `{proxies, total}` (1-based `page`; past the end an empty
+ * list). One statement reads the page as text and `proxyPageJson` writes it.
  */
 export async function listProxiesJson(db: ProxyDb, userId: number, filters: ProxyFilters, page: number, pageSize: number): Promise<Buffer> {
-  const size = Math.min(Math.max(1, Math.floor(pageSize)), MAX_PAGE_SIZE);
-  const offset = (Math.max(1, Math.floor(page)) - 1) * size;
-  const { page: text, total } = await selectProxyPageText(db.pool, userId, filters, size, offset);
+  const { limit, offset } = pageWindow(page, pageSize);
+  const { page: text, total } = await selectProxyPageText(db.pool, userId, filters, limit, offset);
   return proxyPageJson(text, total);
+}
+
+/** The same page as objects (GraphQL): a view over `listProxiesJson`, so both answers are one path. */
+export async function listProxies(db: ProxyDb, userId: number, filters: ProxyFilters, page: number, pageSize: number): Promise<ProxyPage> {
+  return JSON.parse((await listProxiesJson(db, userId, filters, page, pageSize)).toString("utf8")) as ProxyPage;
 }
 
 /** Every proxy of the user (GET /api/getProxyCount). */
@@ -211,11 +206,6 @@ const toStatistic = (row: StatisticRow): ProxyStatistic => ({
   judge: row.judge_url,
   created_at: row.created_at.toISOString(),
 });
-
-const protocolOrder = (protocol: string): number => {
-  const index = ["http", "https", "socks4", "socks5"].indexOf(protocol);
-  return index < 0 ? 99 : index;
-};
 
 export async function getProxyDetail(db: ProxyDb, userId: number, proxyId: number): Promise<ProxyDetail | null> {
   const found = await selectProxyDetail(db.pool, userId, proxyId);

@@ -1,8 +1,8 @@
-import { copyOutStream, written } from "../../test-support/copy-frames.js";
-import { ByteWriter } from "./byte-writer.js";
+import { copyOutStream, written } from "@roost/testkit";
+import { ByteWriter } from "@roost/db";
 import { CopyExportError, CopyExportWriter, CopyLineWriter, decodeCopyText } from "./proxy-export-copy.js";
 import { csvLine, EXPORT_COLUMNS, jsonObject, type ExportRow } from "./proxy-export-format.js";
-import { protocolsOfMask } from "./proxy.schema.js";
+import { protocolsOfMask } from "../proxy-identity.js";
 
 /** A row as PostgreSQL's column texts (COPY_EXPORT_SELECT order); null is NULL. */
 interface Columns {

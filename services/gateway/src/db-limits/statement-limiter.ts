@@ -4,7 +4,7 @@ import type pg from "pg";
  * A cap on how many database statements of one kind run at once, and a pool
  * whose `query()` goes through one. The GraphQL context gives each operation
  * one (graphql.context.ts); the list pages share one per process
- * (routes/proxies/page-statements.ts).
+ * (page-statements.ts).
  */
 export interface Limiter {
   /**

@@ -1,6 +1,6 @@
 import { createEmptyDatabase, waitFor, type TestDatabase } from "@roost/testkit";
 import pg from "pg";
-import { RecordingWriter } from "../../test-support/copy-frames.js";
+import { RecordingWriter } from "@roost/testkit";
 import { CopyOutQuery } from "./copy-out.js";
 
 /** CopyOutQuery against a real server: the driver's connection handed over and back. */

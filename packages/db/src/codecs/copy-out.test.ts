@@ -1,4 +1,4 @@
-import { copyOutResponse, copyOutStream, copyTail, message, RecordingWriter, written } from "../../test-support/copy-frames.js";
+import { copyOutResponse, copyOutStream, copyTail, message, RecordingWriter, written } from "@roost/testkit";
 import { CopyOutError, CopyOutParser } from "./copy-out.js";
 
 describe("CopyOutParser (COPY TO's messages, as the socket gives them)", () => {

@@ -26,23 +26,6 @@ export interface ProxyRow {
 const ROW_COLUMNS = `p.id, p.ip, p.port, p.alive_protocols, p.estimated_type, p.response_time, p.country,
   p.anonymity_level, p.alive, p.latest_check, p.reputation_label, p.reputation_score`;
 
-/**
- * One page in id order. The page's ids are found first (for an unfiltered
- * list an index-only scan of `(user_id, id)` that skips `offset` entries
- * without touching the table), then only those rows are read.
- */
-export async function selectProxyPage(pool: SqlPool, userId: number, filters: ProxyFilters, limit: number, offset: number): Promise<ProxyRow[]> {
-  const where = buildProxyWhere(userId, filters, "p", 3);
-  const { rows } = await pool.query<ProxyRow>(
-    `SELECT ${ROW_COLUMNS}
-       FROM (SELECT p.id FROM proxies p WHERE ${where.text} ORDER BY p.id LIMIT $1 OFFSET $2) page
-       JOIN proxies p ON p.id = page.id
-      ORDER BY p.id`,
-    [limit, offset, ...where.params],
-  );
-  return rows;
-}
-
 /** Every column as the text PostgreSQL sent. */
 const RAW_TEXT = { getTypeParser: () => (value: string) => value };
 
@@ -61,7 +44,7 @@ const TUPLE_COLUMNS = `p.id, p.ip, p.port, p.alive_protocols, p.estimated_type, 
  * driver's work and garbage per row (a DataRow message, its field list, a
  * string) were a third of the gateway's allocations per page; one value
  * costs that once (docs/benchmarks.md, item 19). Same rows, order and total
- * as `selectProxyPage` + `countMatchingProxies`. Totals the counters hold
+ * as LIMIT/OFFSET paging in id order with `countMatchingProxies`. Totals the counters hold
  * ride along in the page's statement; a count(*) runs beside it on a second
  * connection; a page past the end has no row to carry the total, so it is
  * counted on its own.

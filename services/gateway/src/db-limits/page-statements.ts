@@ -1,24 +1,20 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type pg from "pg";
 import type { Metrics } from "@roost/observability";
-import { CallerGone, createLimiter, LimiterWaitTimeout } from "../../db-limiter.js";
-import { HttpError } from "../../http/http-error.js";
-import type { ProxyDb } from "./proxy-query.service.js";
+import type { ProxyDb } from "@roost/inventory";
+import { HttpError } from "../http/http-error.js";
+import { CallerGone, createLimiter, LimiterWaitTimeout } from "./statement-limiter.js";
 
 /**
  * The list pages' share of the database: at most API_PAGE_QUERY_CONCURRENCY
- * page statements run at once in this process (docs/benchmarks.md, item 30),
- * the rest wait in line, each for at most API_PAGE_QUERY_WAIT_MS. Users take
- * turns for freed places, so one user's burst of pages does not hold up
- * another user's page.
+ * page statements at once per process, the rest wait in line (users take
+ * turns) for at most API_PAGE_QUERY_WAIT_MS.
  */
 export interface PageStatements {
   /**
-   * The pool as one request of `userId` reads its page (`query()` only). A statement
-   * whose turn comes after its client has gone is not run; one that waited
-   * past the deadline fails with a 503, and so does every later statement
-   * of the same request, so that the Express route, which answers what the
-   * fast path hands on, does not wait in line a second time.
+   * The pool as one request of `userId` reads its page (`query()` only). A
+   * statement whose turn comes after its client has gone is not run; one
+   * that waited past the deadline fails with a 503.
    */
   forRequest(req: IncomingMessage, res: ServerResponse, userId: number): ProxyDb;
 }

@@ -1,5 +1,4 @@
-import { ByteWriter } from "../routes/proxies/byte-writer.js";
-import { CopyOutParser, type CopyRowWriter } from "../routes/proxies/copy-out.js";
+import { ByteWriter, CopyOutParser, type CopyRowWriter } from "@roost/db";
 
 /** One backend message: its type, then a 4-byte big-endian length that counts itself, then the body. */
 export function message(type: string, body: Buffer | string = Buffer.alloc(0)): Buffer {

@@ -1,7 +1,8 @@
 import type { Writable } from "node:stream";
 import pg from "pg";
-import { buildProxyWhere, inlineSqlCondition, type ProxyFilters } from "./proxy-filter.js";
-import { CopyOutQuery, type CopyRowWriter } from "./copy-out.js";
+import { buildProxyWhere, inlineSqlCondition, type ProxyFilters } from "../proxy-filter.js";
+import { firstProtocolOfMaskSql, singleProtocolOfMaskSql } from "../proxy-identity.js";
+import { CopyOutQuery, type CopyRowWriter } from "@roost/db";
 import { COPY_EXPORT_SELECT, CopyExportWriter, CopyLineWriter } from "./proxy-export-copy.js";
 import type { ExportFormat, LineTemplate, TemplatePiece, TemplatePlaceholder } from "./proxy-export-format.js";
 
@@ -9,17 +10,12 @@ import type { ExportFormat, LineTemplate, TemplatePiece, TemplatePlaceholder } f
  * `protocol` of a template: a single alive protocol comes from the bitmask;
  * only proxies alive on several look up the fastest in proxy_protocol_status.
  */
-const PROTOCOL_SQL = `CASE
-    WHEN p.alive_protocols = 0 THEN COALESCE(p.scheme_hint, 'http')
-    WHEN p.alive_protocols = 1 THEN 'http'
-    WHEN p.alive_protocols = 2 THEN 'https'
-    WHEN p.alive_protocols = 4 THEN 'socks4'
-    WHEN p.alive_protocols = 8 THEN 'socks5'
-    ELSE COALESCE(
+const PROTOCOL_SQL = singleProtocolOfMaskSql(
+  "p.alive_protocols",
+  `CASE WHEN p.alive_protocols = 0 THEN COALESCE(p.scheme_hint, 'http') ELSE COALESCE(
       (SELECT s.protocol FROM proxy_protocol_status s WHERE s.proxy_id = p.id AND s.alive ORDER BY s.response_time, s.protocol LIMIT 1),
-      CASE WHEN p.alive_protocols & 1 <> 0 THEN 'http' WHEN p.alive_protocols & 2 <> 0 THEN 'https'
-           WHEN p.alive_protocols & 4 <> 0 THEN 'socks4' ELSE 'socks5' END)
-  END`;
+      ${firstProtocolOfMaskSql("p.alive_protocols")}) END`,
+);
 
 /**
  * `reputation_score` as JavaScript's String() writes the number the driver

@@ -1,4 +1,4 @@
-import { CallerGone, createLimiter, LimiterWaitTimeout } from "./db-limiter.js";
+import { CallerGone, createLimiter, LimiterWaitTimeout } from "./statement-limiter.js";
 
 /** A task the test finishes by hand, so the order of events is fixed. */
 function deferred<T>() {

@@ -1,6 +1,5 @@
-import { ascii, ByteWriter, plainDecimal } from "./byte-writer.js";
-import { protocolsOfMask } from "./proxy.schema.js";
-import { splitRecordText } from "./record-text.js";
+import { ascii, ByteWriter, plainDecimal, splitRecordText } from "@roost/db";
+import { protocolsOfMask } from "./proxy-identity.js";
 
 /**
  * The list page's body, `{"proxies":[...],"total":N}`, written from the rows'

@@ -224,3 +224,25 @@ export class ProxyCopier {
     return ids;
   }
 }
+
+/** True when the scrape source exists and belongs to the user. */
+export async function sourceBelongsTo(client: Queryable, userId: number, sourceId: number): Promise<boolean> {
+  const { rowCount } = await client.query("SELECT 1 FROM scrape_sources WHERE id = $1 AND user_id = $2", [sourceId, userId]);
+  return (rowCount ?? 0) > 0;
+}
+
+/** Links the user's proxies with these identities to the source (already linked ones stay as they are). */
+export async function linkProxiesToSource(
+  client: Queryable,
+  userId: number,
+  sourceId: number,
+  batch: Pick<ProxyInsertBatch, "ip" | "port" | "username" | "password">,
+): Promise<void> {
+  await client.query(
+    `INSERT INTO proxy_sources (proxy_id, source_id)
+     SELECT p.id, $2 FROM unnest($3::text[], $4::int[], $5::text[], $6::text[]) AS t(ip, port, username, password)
+       JOIN proxies p ON p.user_id = $1 AND p.ip = t.ip AND p.port = t.port AND p.username = t.username AND p.password = t.password
+     ON CONFLICT DO NOTHING`,
+    [userId, sourceId, batch.ip, batch.port, batch.username, batch.password],
+  );
+}

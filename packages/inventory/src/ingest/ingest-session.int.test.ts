@@ -1,8 +1,7 @@
 import pg from "pg";
 import type { GeoDatabase } from "@roost/geo";
-import { startGatewayHarness, type GatewayHarness } from "../../test-support/gateway.harness.js";
-import { userIdOfToken } from "../../test-support/proxy-fixtures.js";
-import { ProxyUploadSession, type UploadPool } from "./proxy-upload.service.js";
+import { startInventoryHarness, type InventoryHarness } from "../inventory.test-support.js";
+import { ProxyUploadSession, type UploadPool } from "./ingest-session.js";
 
 /**
  * The upload session across batch boundaries (batches of 2 here; 10,000 in
@@ -11,11 +10,11 @@ import { ProxyUploadSession, type UploadPool } from "./proxy-upload.service.js";
  * read, proxies the user owns, and proxy_limits, all counted exactly.
  */
 describe("ProxyUploadSession across batches", () => {
-  let h: GatewayHarness;
+  let h: InventoryHarness;
   let geo: GeoDatabase;
   beforeAll(async () => {
-    h = await startGatewayHarness();
-    geo = await h.deps.geo.get();
+    h = await startInventoryHarness();
+    geo = await h.geo();
   });
   afterAll(async () => {
     await h.close();
@@ -37,7 +36,7 @@ describe("ProxyUploadSession across batches", () => {
         [userId],
       )
     ).rows;
-  const newUser = async () => userIdOfToken(h, (await h.register()).token);
+  const newUser = async () => h.newUser();
 
   it("stores every distinct proxy once, in order of first appearance, whatever batch its repeats fall in", async () => {
     const userId = await newUser();
