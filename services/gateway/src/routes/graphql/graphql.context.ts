@@ -12,8 +12,8 @@ import { GRAPHQL_DB_CONCURRENCY } from "./graphql.db-limiter.js";
  * The database as one operation's resolvers reach it: every statement waits
  * for a slot of the operation's limiter before it takes a pooled connection.
  * The limit is per statement, not per resolver, because the shared services
- * run several statements at once (a proxies page runs its rows and its
- * total together, the dashboard four queries).
+ * run several statements at once (a filtered proxies page its page and a
+ * count, the dashboard four queries).
  */
 export interface OperationDb {
   /** The gateway's pool; `query()` (promise form, what the repositories use) waits for a slot, `connect()` is refused. */
