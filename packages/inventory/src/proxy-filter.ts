@@ -195,9 +195,8 @@ function searchCondition(term: string, alias: string, param: (value: unknown) =>
 }
 
 /**
- * The WHERE clause every reader of the inventory shares (list, count,
- * export, delete), so a filter means the same everywhere. `userId` is always
- * the first condition: every query hits a `(user_id, ...)` index and a
+ * The WHERE clause every reader of the inventory shares (list, count, export, delete), so a filter means the
+ * same everywhere. `userId` is always the first condition: every query hits a `(user_id, ...)` index and a
  * tenant never sees another's rows. Placeholders start after `firstParam - 1`.
  */
 export function buildProxyWhere(userId: number, filters: ProxyFilters, alias = "p", firstParam = 1): SqlCondition {
@@ -231,13 +230,9 @@ export function buildProxyWhere(userId: number, filters: ProxyFilters, alias = "
 }
 
 /**
- * The condition with its parameters written into the text as literals, for
- * a statement that takes no parameters: `COPY (SELECT ...) TO STDOUT` (the
- * csv and json exports). Numbers must be safe integers, strings are quoted
- * by the driver's escapeLiteral (a quote doubled; with a backslash, an E''
- * literal with the backslash doubled), arrays become ARRAY[...] (every
- * array placeholder of buildProxyWhere carries its `::type[]` cast). Values
- * are never scanned again for placeholders.
+ * The condition with its parameters written in as literals, for a statement without parameters (`COPY (SELECT
+ * ...) TO STDOUT`). Numbers must be safe integers, strings are quoted by the driver's escapeLiteral, arrays
+ * become ARRAY[...] (each array placeholder carries its `::type[]` cast); values are never rescanned.
  */
 export function inlineSqlCondition(condition: SqlCondition): string {
   const literal = (value: unknown): string => {

@@ -2,25 +2,9 @@ import { ascii, ByteWriter, plainDecimal, splitRecordText } from "@roost/db";
 import { protocolsOfMask } from "./proxy-identity.js";
 
 /**
- * The list page's body, `{"proxies":[...],"total":N}`, written from the rows'
- * record text (proxy.repository.ts reads the page as one value, each row's
- * `ROW(...)::text` joined by newlines) straight into one buffer: the same bytes as `JSON.stringify` of
- * `toListItem` objects (same keys, order and values), without a string per
- * field or per row. Building the JSON by string concatenation allocated
- * about 1 KiB per row and the body was flattened and encoded again when
- * written; at 16 concurrent clients those allocations set how often V8
- * paused the gateway (docs/benchmarks.md, item 17).
- *
- * Fields of the record, in order: id, ip, port, alive_protocols,
- * estimated_type, response_time, country, anonymity_level, alive,
- * latest_check (ISO text or NULL), reputation_label, reputation_score.
- * A record with a field quoted in the record text (empty, or holding a
- * space, comma, parenthesis, quote or backslash), a character JSON escapes
- * or one beyond ASCII, or a mask that is not digits goes through the
- * general path (splitRecordText, JSON.stringify). Every other record, nearly
- * all of them, is written in one pass, its values copied character by
- * character as their ends are found (writePlainRow; docs/benchmarks.md,
- * item 20).
+ * The list page's body, `{"proxies":[...],"total":N}`, written from the rows' record text into one buffer:
+ * the same bytes as `JSON.stringify` of `toListItem` objects, without a string per field or per row. Plain
+ * records are copied in one pass; one with a quoted field, a character to escape or a non-digit mask is split.
  */
 
 const OPEN = ascii('{"proxies":[');
@@ -87,15 +71,13 @@ const DIGIT_0 = 48;
 const DIGIT_9 = 57;
 
 /**
- * The most a plain row writes beyond the characters of its own text: every
- * key, the row's braces and separator, and per field at most 40 bytes more
- * than its text (a mask of one digit becomes up to 36 bytes of protocols, a
- * NULL `false` or `null`, a string its two quotes, a score at most the 24
- * characters of a float's shortest form).
+ * The most a plain row writes beyond its own text: every key, the row's braces and separator, and per
+ * field at most 40 bytes more (a one-digit mask becomes up to 36 bytes of protocols, a NULL `false` or
+ * `null`, a string its two quotes, a score at most the 24 characters of a float's shortest form).
  */
 const ROW_BOUND = FIELDS.reduce((n, f) => n + f.key.length, 0) + ROW_END.length + 1 + FIELDS.length * 40;
 
-/** Copies a constant at `at` and returns where it ends: past 8 bytes a native copy is quicker than the loop (a fifth of the page, measured). */
+/** Copies a constant at `at` and returns where it ends: past 8 bytes a native copy is quicker than the loop. */
 function copyKey(buffer: Buffer, at: number, key: Uint8Array): number {
   if (key.length > 8) {
     buffer.set(key, at);
@@ -106,13 +88,9 @@ function copyKey(buffer: Buffer, at: number, key: Uint8Array): number {
 }
 
 /**
- * Writes the record opening at `from` in one pass when none of its fields
- * is quoted and every character is one JSON copies as is (the rows of
- * nearly every page): the key, then the value copied while its end is
- * looked for. Returns one past the record's `)`, or -1 having written
- * nothing when the record needs the general path (a quoted field, a
- * character to escape, a mask that is not digits, or text that is not a
- * complete record, whose error the general path then names).
+ * Writes the record opening at `from` in one pass when no field is quoted and JSON copies every character
+ * as is. Returns one past the record's `)`, or -1 having written nothing when the general path is needed (a
+ * quoted field, a character to escape, a non-digit mask, or an incomplete record, which that path reports).
  */
 function writePlainRow(out: ByteWriter, text: string, from: number): number {
   const length = text.length;
@@ -194,10 +172,8 @@ function writePlainRow(out: ByteWriter, text: string, from: number): number {
 }
 
 /**
- * One past the `)` that closes the record opening at `from`. Outside quotes
- * record text has no `)` but the last (a value holding one is quoted);
- * inside quotes `""` closes and reopens, and `\` escapes the next character,
- * so a newline inside a quoted value is not taken for a row separator.
+ * One past the `)` closing the record opening at `from`. Outside quotes the only `)` is the last; inside
+ * them `""` closes and reopens and `\` escapes the next character, so a quoted newline is not a row separator.
  */
 function recordEnd(text: string, from: number): number {
   if (text.charCodeAt(from) !== OPEN_PAREN) throw new ProxyPageJsonError("not a record");
@@ -258,7 +234,7 @@ function writeDecodedRow(out: ByteWriter, record: string): void {
 
 /**
  * `{"proxies":[rows...],"total":total}` as UTF-8 bytes, from the page's
- * records joined by newlines (proxy.repository.ts reads the page as one
+ * records joined by newlines (proxy-read.repository.ts reads the page as one
  * `string_agg` value; null or empty: no rows).
  */
 export function proxyPageJson(page: string | null, total: number): Buffer {

@@ -33,21 +33,9 @@ const TUPLE_COLUMNS = `p.id, p.ip, p.port, p.alive_protocols, p.estimated_type, 
   to_char(p.latest_check AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), p.reputation_label, p.reputation_score`;
 
 /**
- * One page and its total in one statement (one round trip to PostgreSQL per
- * request instead of two), the page as one text value: each row as its row
- * value's text, rows joined by newlines in id order (proxy-page-json.ts
- * reads the fields: id, ip, port, alive_protocols, estimated_type,
- * response_time, country, anonymity_level, alive as t/f, latest_check
- * formatted like toISOString() or NULL, reputation_label, and the score as
- * the `real`'s shortest text). At 16 concurrent clients on a small machine
- * the fixed per-request cost is most of a cheap page's latency, and the
- * driver's work and garbage per row (a DataRow message, its field list, a
- * string) were a third of the gateway's allocations per page; one value
- * costs that once (docs/benchmarks.md, item 19). Same rows, order and total
- * as LIMIT/OFFSET paging in id order with `countMatchingProxies`. Totals the counters hold
- * ride along in the page's statement; a count(*) runs beside it on a second
- * connection; a page past the end has no row to carry the total, so it is
- * counted on its own.
+ * One page and its total in one round trip, the page as one text value: each row's record text, newline-joined
+ * in id order (fields: id, ip, port, alive_protocols, estimated_type, response_time, country, anonymity_level,
+ * alive as t/f, latest_check as toISOString() or NULL, reputation_label, score as the `real`'s shortest text).
  */
 export async function selectProxyPageText(
   pool: SqlPool,
@@ -63,7 +51,7 @@ export async function selectProxyPageText(
     return `$${params.length}`;
   };
   const counter = totalFromCounters(filters);
-  // A count(*) total (tens of ms at 1M rows) runs beside the page on a second connection, as before.
+  // A count(*) total is slow on large lists, so it runs beside the page on a second connection.
   let total = `(SELECT NULL::text AS total, 0 AS row_count)`;
   if (counter) {
     const keys = next(counter.keys);
@@ -72,11 +60,9 @@ export async function selectProxyPageText(
   }
   const counted = counter ? null : countMatchingProxies(pool, userId, filters);
   counted?.catch(() => undefined);
-  // The unfiltered page (most requests) and the Alive / Dead tabs are prepared statements that keep one
-  // plan: their ids come from roost_proxy_page_ids and roost_proxy_status_page_ids (migrations
-  // 20261125000000 and 20261126200000), so nothing in them is re-planned per page. Their texts are the
-  // same for every request: kept, so the driver's check that a name keeps its text compares one string
-  // with itself instead of flattening a new one each time.
+  // The unfiltered page and the Alive / Dead tabs are named statements with one plan (their ids come from
+  // roost_proxy_page_ids and roost_proxy_status_page_ids). Their texts are kept, so the driver's check that
+  // a name keeps its text compares one string with itself.
   let name: string | undefined;
   let text: string;
   if (isUnfiltered(filters)) {
@@ -138,12 +124,9 @@ export async function countMatchingProxies(pool: SqlPool, userId: number, filter
 }
 
 /**
- * Delta rows of `user_proxy_counts` (written by triggers on proxies, see the
- * dashboard_aggregates migration) fold into one row per key past this many
- * rows of one dimension. Every unfiltered page sums them (about 1 µs of
- * PostgreSQL CPU a row, as much as the rest of a cheap page at a few
- * hundred rows), so the log stays short; folded, a list has at most one row
- * per country (~250).
+ * Delta rows of `user_proxy_counts` (written by triggers on proxies) fold into one row per key past this
+ * many rows of one dimension. Every unfiltered page sums them, so the log is kept short; folded, a list
+ * has at most one row per country.
  */
 export const FOLD_THRESHOLD = 256;
 

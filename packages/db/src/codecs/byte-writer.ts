@@ -1,9 +1,7 @@
 /**
- * A growable output buffer for the bodies written byte by byte from
- * PostgreSQL's row text: the list page (proxy-page-json.ts) and the csv and
- * json exports (proxy-export-copy.ts). Writing into one buffer avoids a
- * string per field and per row, and the encoding of the whole body again
- * when it is sent (docs/benchmarks.md, items 17 and 18).
+ * A growable output buffer for bodies written byte by byte from PostgreSQL's row text (the list
+ * page and the csv and json exports). One buffer avoids a string per field and per row, and
+ * encoding the whole body again when it is sent.
  */
 
 /** The bytes of an ASCII text. */
@@ -18,10 +16,9 @@ const NINE = 57;
 const codeAt = (text: string | Uint8Array, i: number): number => (typeof text === "string" ? text.charCodeAt(i) : (text[i] ?? 0));
 
 /**
- * `-?(0|[1-9][0-9]*)(\.[0-9]*[1-9])?` and not `-0`: the text PostgreSQL
- * writes for such a number is what JSON.stringify (and String) write for
- * parseFloat of it, so it can be copied as it is. `text` is a string or its
- * bytes.
+ * `-?(0|[1-9][0-9]*)(\.[0-9]*[1-9])?` and not `-0`: PostgreSQL's text for such a number is what
+ * JSON.stringify (and String) write for parseFloat of it, so it can be copied as it is. `text` is a
+ * string or its bytes.
  */
 export function plainDecimal(text: string | Uint8Array, from: number, to: number): boolean {
   let i = from;

@@ -3,19 +3,9 @@ import type { Connection, Submittable } from "pg";
 import { ByteWriter } from "./byte-writer.js";
 
 /**
- * Reads a `COPY ... TO STDOUT` (text format) straight off the connection's
- * socket and hands each row to a writer as a span of the bytes read, with
- * no Buffer, string or message object per row. The export's hot path: a
- * generic reader (pg-copy-streams) gave each row's CopyData message a
- * Buffer of its own and joined them again per read, a quarter of the
- * gateway's CPU for a line-template export (docs/benchmarks.md, item 25).
- *
- * Protocol (PostgreSQL's "COPY Operations"): after the query, the server
- * sends CopyOutResponse, one CopyData message per row (the row's text and
- * its newline), CopyDone, CommandComplete and ReadyForQuery. Notices,
- * parameter changes and notifications may come in between; an
- * ErrorResponse ends the COPY. Each message is a type byte and a 4-byte
- * big-endian length that counts itself.
+ * Reads a `COPY ... TO STDOUT` (text format) off the connection's socket and hands each row to a writer
+ * as a span of the bytes read, with no Buffer or string per row. The server sends CopyOutResponse, one
+ * CopyData per row (text and newline), then CopyDone; each message is a type byte and a self-counting 4-byte big-endian length.
  */
 
 /** Turns the rows of a COPY into the bytes sent for them. */
@@ -102,10 +92,8 @@ export class CopyOutParser {
   }
 
   /**
-   * The whole message at `at` (it is all in `data`). Returns -1 while the
-   * COPY goes on; else where the bytes for the driver start (after a
-   * CopyDone; at a message the COPY does not expect, such as an
-   * ErrorResponse, which the driver reads).
+   * The whole message at `at` (all in `data`). Returns -1 while the COPY goes on, else where the
+   * driver's bytes start: after a CopyDone, or at an unexpected message such as an ErrorResponse.
    */
   private message(out: ByteWriter, data: Buffer, at: number): number {
     const code = data[at] ?? 0;
@@ -139,13 +127,9 @@ export class CopyOutParser {
 type DataListener = (chunk: Buffer) => void;
 
 /**
- * A `COPY ... TO STDOUT` as a pg query object (`client.query(copy)`), read
- * with `read()` as the caller wants it: the socket is only read when asked,
- * so PostgreSQL waits while the caller does (backpressure).
- *
- * While the COPY runs, the socket's data goes to the CopyOutParser instead
- * of the driver; from CopyDone (or a message that ends the COPY, such as an
- * error) on, the driver reads it again and finishes the query as usual.
+ * A `COPY ... TO STDOUT` as a pg query object (`client.query(copy)`), read with `read()`: the socket is
+ * read only when asked, so PostgreSQL waits for the caller. During the COPY the socket's data goes to the
+ * CopyOutParser; from its end (CopyDone or an error) on, the driver reads it and finishes the query.
  */
 export class CopyOutQuery implements Submittable {
   private readonly parser: CopyOutParser;
@@ -238,10 +222,8 @@ export class CopyOutQuery implements Submittable {
   }
 
   /**
-   * Ends the query where it stands, when the caller stops reading before
-   * the end: the socket is destroyed (the driver then fails the query,
-   * which nobody awaits) and the backend's COPY ends with it. The client
-   * must not be reused (release it with an error).
+   * Ends the query when the caller stops reading early: the socket is destroyed, so the driver fails
+   * the unawaited query and the backend's COPY ends. Do not reuse the client (release it with an error).
    */
   abandon(): void {
     this.failure ??= new CopyOutError("COPY abandoned by its reader");

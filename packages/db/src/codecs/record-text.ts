@@ -1,16 +1,7 @@
 /**
- * PostgreSQL's text form of a row value (`ROW(a, b, ...)::text`, written by
- * record_out), split back into its fields. The list page reads its rows as
- * such text, all in one value: the driver then decodes one string per page
- * instead of one per column, which was the largest share of the gateway's
- * CPU for a cheap page (docs/benchmarks.md), while PostgreSQL does the same
- * work. proxy-page-json.ts copies plain records itself and hands records
- * with a quoted field to this function.
- *
- * The format: `(` fields separated by `,` `)`. A NULL is nothing at all; a
- * value is written in double quotes when it is empty or holds `"`, `\`,
- * `(`, `)`, `,` or white space, and inside the quotes `"` and `\` are
- * doubled (record_in also reads `\x` as x).
+ * PostgreSQL's row text (`ROW(a, b, ...)::text`) split back into fields, so the driver decodes one
+ * string per page instead of one per column. Format: `(` fields joined by `,` `)`; NULL is empty; a value
+ * that is empty or holds `"` `\` `(` `)` `,` or white space is double-quoted, with `"` and `\` doubled (`\x` reads as x).
  */
 export class RecordTextError extends Error {
   override readonly name = "RecordTextError";

@@ -3,31 +3,15 @@ import { csvField, EXPORT_COLUMNS } from "./proxy-export-format.js";
 import { protocolsOfMask } from "../proxy-identity.js";
 
 /**
- * The csv and json exports read the user's rows with `COPY (SELECT ...) TO
- * STDOUT` in PostgreSQL's text format and turn those bytes into the
- * export's bytes here, without a JavaScript value per field: PostgreSQL
- * writes a row's text in C, and decoding fourteen columns a row through the
- * driver, not formatting them, was most of the gateway's work
- * (docs/benchmarks.md, item 18). The output is byte for byte what
- * `csvLine` and `jsonObject` (proxy-export-format.ts) write for the same
- * row: a field that is not plain printable ASCII, or that csv must quote or
- * neutralise, is decoded and goes through those same rules.
- *
- * COPY text format: fields separated by a tab, rows ended by a newline;
- * NULL is `\N`; a backslash, and the control characters backspace, form
- * feed, newline, carriage return, tab and vertical tab inside a value, are
- * written as `\\`, `\b`, `\f`, `\n`, `\r`, `\t`, `\v`; every other byte
- * (other control characters, UTF-8) as it is. So a raw newline always ends
- * a row and a raw tab always ends a field.
+ * Turns the csv and json exports' `COPY ... TO STDOUT` text rows into the export's bytes with no JavaScript value
+ * per field: byte for byte what `csvLine` and `jsonObject` write (a field that is not plain goes through them).
+ * COPY text: tab-separated fields, NULL as `\N`, `\` and `\b \f \n \r \t \v` escaped, so raw tabs and newlines only split.
  */
 
 /**
- * `latest_check`: the timestamp's own text in UTC (`2026-11-24 01:02:03.5`,
- * ISO DateStyle, which node-postgres needs for every timestamp it reads
- * too), turned into `2026-11-24T01:02:03.500Z` here; `to_char` writing the
- * ISO form itself was a quarter of PostgreSQL's time for a csv or json
- * export (docs/benchmarks.md, item 25). Years outside 1-9999 keep
- * `to_char`'s text, and infinity its NULL, as before.
+ * `latest_check`: the timestamp's own text in UTC (ISO DateStyle, `2026-11-24 01:02:03.5`), turned into
+ * `2026-11-24T01:02:03.500Z` here because `to_char` is costly in PostgreSQL. Years outside 1-9999 keep
+ * `to_char`'s text, and infinity its NULL.
  */
 const LATEST_CHECK_SQL = `CASE WHEN p.latest_check >= '0001-01-01 00:00:00+00' AND p.latest_check < '10000-01-01 00:00:00+00'
     THEN (p.latest_check AT TIME ZONE 'UTC')::text
@@ -112,11 +96,9 @@ const JSON_KEYS = EXPORT_COLUMNS.map((column, i) => ascii(`${i === 0 ? "{" : ","
 const JSON_ROW_END = 125; // }
 const ISO_TIMESTAMP_LENGTH = 24; // 2026-11-24T01:02:03.500Z, from at least 19 bytes of timestamp text
 /**
- * What a row can add to its COPY text when every field takes the plain
- * path: in json the keys, a pair of quotes per field, the row's framing
- * and the widest constant a short field becomes (a protocol list for a
- * mask, `false` for `f`, `null` for `\N`), and what a timestamp's text
- * gains as ISO 8601; csv adds less.
+ * What a row can add to its COPY text when every field takes the plain path: in json the keys, quotes per
+ * field, the row's framing, the widest constant a short field becomes (protocol list, `false`, `null`) and a
+ * timestamp's growth to ISO 8601; csv adds less.
  */
 const ROW_SLACK = ISO_TIMESTAMP_LENGTH - 19 + JSON_KEYS.reduce((n, key) => n + key.length, 0) + 2 * KINDS.length + 4 + Math.max(...PROTOCOLS_JSON.map((p) => p.length)) + 2 * FALSE.length;
 const CSV_HEADER = ascii(`${EXPORT_COLUMNS.join(",")}\n`);
@@ -154,10 +136,8 @@ function allPlain(table: Uint8Array, row: Uint8Array, from: number, to: number):
 }
 
 /**
- * Whether csvField leaves a cell's first and last byte as they are: not a
- * formula start (`=`, `+`, `-`, `@`), no space at either end. (Tab and
- * carriage return, the other formula starts, are escaped by COPY, so they
- * never pass as plain bytes.)
+ * Whether csvField leaves a cell's first and last byte as they are: not a formula start (`=`, `+`, `-`, `@`;
+ * COPY escapes tab and carriage return, the others) and no space at either end.
  */
 function csvPlainEnds(row: Uint8Array, from: number, to: number): boolean {
   if (from === to) return true;
@@ -180,10 +160,8 @@ function maskOf(row: Uint8Array, from: number, to: number): number {
 const TIMESTAMP_SHAPE = ascii("0000-00-00 00:00:00");
 
 /**
- * Whether the field is a timestamp's text in ISO DateStyle:
- * `YYYY-MM-DD HH:MM:SS` and up to six fraction digits after a dot. Anything
- * else with a space where ISO has it is another DateStyle, whose bytes
- * would be wrong here: that stops the export.
+ * Whether the field is a timestamp's text in ISO DateStyle (`YYYY-MM-DD HH:MM:SS`, up to six fraction digits).
+ * Other text with a space where ISO has one is another DateStyle, whose bytes would be wrong: it stops the export.
  */
 function isTimestampText(row: Uint8Array, from: number, to: number): boolean {
   if (row[from + 10] !== SPACE) return false;
@@ -271,7 +249,7 @@ const NOTHING = Buffer.alloc(0);
 
 /**
  * Line templates: PostgreSQL writes each whole line (one text column,
- * never NULL; proxy-export.service.ts, templateLineSql), so a row's COPY
+ * never NULL; proxy-export.ts, templateLineSql), so a row's COPY
  * text is the line with COPY's escapes, which are undone here.
  */
 export class CopyLineWriter implements CopyRowWriter {
@@ -304,7 +282,7 @@ export class CopyLineWriter implements CopyRowWriter {
 export class CopyExportWriter implements CopyRowWriter {
   /** Rows written so far. */
   rows = 0;
-  /** Measured on the bench's rows: json is ~3.05x the COPY text (the keys), csv ~1.07x. */
+  /** Output bytes per COPY byte, with a margin: json adds every key, csv almost nothing. */
   readonly expansion: number;
   private readonly ends = new Int32Array(FIELDS);
 
@@ -339,13 +317,9 @@ export class CopyExportWriter implements CopyRowWriter {
 }
 
 /**
- * One row, in json (`,` and a newline before it unless it is the first)
- * or csv (a newline after it), written straight into the buffer after one
- * size check: the export's hot loop (~1M rows), where a size check and a
- * call per key and per field were most of the work. Text is copied as it
- * is scanned; a field that is not plain printable ASCII (or that csv must
- * quote or neutralise, or an unusual score) goes through writeField, after
- * which the room is checked again.
+ * One row, in json (`,` and a newline before it unless first) or csv (a newline after it), written straight into
+ * the buffer after one size check. Plain text is copied as it is scanned; any other field goes through
+ * writeField, after which the room is checked again.
  */
 function writeRow(out: ByteWriter, json: boolean, data: Buffer, from: number, to: number, ends: Int32Array, first: boolean): void {
   out.room(to - from + ROW_SLACK);

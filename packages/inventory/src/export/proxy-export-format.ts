@@ -181,11 +181,8 @@ export function jsonObject(row: ExportRow): string {
 
 const NEEDS_QUOTES = /[",\r\n]|^\s|\s$/;
 /**
- * A cell a spreadsheet would run as a formula (OWASP "CSV injection"):
- * credentials come from scraped lists, so `=HYPERLINK(...)` as a user name
- * is to be expected. Such a cell gets a leading `'` (shown as text by
- * Excel, LibreOffice and Google Sheets) and quotes; json and line templates
- * keep values exactly.
+ * A cell a spreadsheet would run as a formula (CSV injection; scraped credentials may hold `=HYPERLINK(...)`)
+ * gets a leading `'`, which spreadsheets show as text, and quotes. json and line templates keep values exactly.
  */
 const FORMULA_START = /^[=+\-@\t\r]/;
 export const csvField = (value: string): string => {

@@ -18,13 +18,9 @@ const PROTOCOL_SQL = singleProtocolOfMaskSql(
 );
 
 /**
- * `reputation_score` as JavaScript's String() writes the number the driver
- * parses from PostgreSQL's text (the template's definition,
- * proxy-export-format.ts). PostgreSQL writes a real's shortest digits, the
- * same digits JavaScript writes for it, but in exponent form below 1e-4 and
- * from 1e6 on, where JavaScript does so below 1e-6 and from 1e21 on, with a
- * one-digit exponent where PostgreSQL writes two; -0 is "0". Numeric's text
- * of the exponent form is the plain decimal.
+ * `reputation_score` as JavaScript's String() writes it (the template's definition). PostgreSQL writes the same
+ * shortest digits but uses exponent form below 1e-4 and from 1e6 on (JavaScript: below 1e-6, from 1e21 on) with a
+ * two-digit exponent where JavaScript writes one; -0 is "0"; numeric's text of the exponent form is plain decimal.
  */
 const SCORE_SQL = `(SELECT CASE
       WHEN p.reputation_score = 0 THEN '0'
@@ -54,14 +50,9 @@ const PLACEHOLDER_SQL: Record<TemplatePlaceholder, string> = {
 const COSTLY: readonly TemplatePlaceholder[] = ["protocol", "reputation_score"];
 
 /**
- * A template's line as SQL (alias `p`): PostgreSQL writes the lines, and
- * the export only undoes COPY's escapes. The same text as
- * LineTemplate.render gives for the row. `line` is the select expression
- * and `lateral` what follows `FROM proxies p`: a costly placeholder the
- * template names more than once (`{protocol}` a hundred times fits in a
- * template) is computed once per row in a LATERAL subquery (`OFFSET 0`
- * keeps the planner from pulling it up and copying the expression back
- * into every use), not once per use; one used once stays inline.
+ * A template's line as SQL (alias `p`), the same text LineTemplate.render gives; the export only undoes COPY's
+ * escapes. `line` is the select expression, `lateral` follows `FROM proxies p`: a costly placeholder used more than
+ * once is computed once per row in a LATERAL subquery (`OFFSET 0` stops the planner inlining it into every use).
  */
 export function templateLineSql(template: LineTemplate): { line: string; lateral: string } {
   const repeated = COSTLY.filter((field) => template.full.filter((piece) => "field" in piece && piece.field === field).length > 1);
@@ -95,21 +86,9 @@ export interface ExportTarget {
 }
 
 /**
- * Streams the user's matching proxies in id order from one `COPY (SELECT
- * ...) TO STDOUT` (a single statement, so one snapshot), read as the
- * socket asks for it: the connection is not read while the response
- * waits (CopyOutQuery), so a million-row export is as cheap in memory as
- * ten.
- * csv and json turn each row's fields into the format
- * (proxy-export-copy.ts); a line template's lines are written by
- * PostgreSQL (templateLineSql). Returns the number of rows written; stops
- * early if the client goes away.
- *
- * COPY takes no parameters, so the filter's values are written in as
- * literals (inlineSqlCondition). A client that goes away mid-export leaves
- * the connection inside the COPY: its socket is destroyed and the
- * connection is not returned to the pool, which ends the backend's
- * statement.
+ * Streams the user's matching proxies in id order from one `COPY (SELECT ...) TO STDOUT` (one snapshot), read only
+ * as the response takes it, so memory does not grow with the list. Returns the rows written. If the client goes away
+ * the connection is left inside the COPY: its socket is destroyed and it is not returned to the pool.
  */
 export async function streamExport(
   pool: Pick<pg.Pool, "connect">,

@@ -32,12 +32,9 @@ export async function lockUserUploads(client: Queryable, userId: number): Promis
 }
 
 /**
- * Holds the user's row for the rest of the transaction (FOR KEY SHARE: a
- * password or settings change goes on, the account's deletion waits). False
- * when the account is gone. Without it an upload that committed after its
- * account was deleted and purged left rows nothing would ever remove
- * (`proxies` has no foreign key to `users`: an account's rows are removed
- * in batches after it is gone).
+ * Holds the user's row for the rest of the transaction (FOR KEY SHARE: a password or settings change goes on,
+ * the account's deletion waits); false when the account is gone. `proxies` has no foreign key to `users`, so an
+ * upload committing after the account's purge would leave rows nothing removes.
  */
 export async function holdUserRow(client: Queryable, userId: number): Promise<boolean> {
   const { rowCount } = await client.query("SELECT 1 FROM users WHERE id = $1 FOR KEY SHARE", [userId]);
@@ -141,24 +138,9 @@ export async function selectOwnedPositions(client: Queryable, userId: number, ba
 const SAVEPOINT = "roost_upload_copy";
 
 /**
- * Stores batches of proxies the user does not have (the caller holds the
- * user's upload lock and has removed duplicates and owned proxies) with
- * COPY, the cheapest way into PostgreSQL, inside the caller's transaction.
- * Ids are taken from the table's sequence first so they are known without
- * RETURNING.
- *
- * If a proxy turns out to exist after all (a writer that did not take the
- * upload lock), the COPY fails on the identity index; the batch is then
- * stored again with `INSERT ... ON CONFLICT DO NOTHING` after rolling back
- * to a savepoint taken just before it, so the upload goes on with exactly
- * the rows that were missing.
- *
- * Round trips are what an upload waits on (the gateway parses the next
- * batch meanwhile): a batch's ids can be reserved as soon as the batch is
- * known (`reserveIds`; the statement queues behind the COPY in progress),
- * and its savepoint (releasing the previous batch's) travels in the COPY's
- * own message. One savepoint stays open between batches; COMMIT or ROLLBACK
- * ends it.
+ * Stores batches of new proxies with COPY in the caller's transaction (caller holds the upload lock and removed
+ * duplicates and owned proxies); ids come from the sequence first. If a proxy exists after all, the batch rolls back
+ * to its savepoint and is inserted with ON CONFLICT DO NOTHING. One savepoint stays open; COMMIT or ROLLBACK ends it.
  */
 export class ProxyCopier {
   private savepointOpen = false;
@@ -209,9 +191,8 @@ export class ProxyCopier {
   }
 
   private async takeIds(count: number): Promise<number[]> {
-    // `count` is a length, interpolated as a number. The sequence is looked up
-    // once (an InitPlan), not per row: per row it was most of this statement's time.
-    // The cast to regclass is inside the InitPlan too: outside it, the name was parsed again for every row.
+    // `count` is a length, interpolated as a number. The sequence lookup and its regclass cast sit in an
+    // InitPlan, so they run once per statement instead of once per row.
     const { rows } = await this.client.query<{ first: number; contiguous: boolean; ids: string | null }>(
       `WITH taken AS (SELECT nextval((SELECT pg_get_serial_sequence('proxies', 'id')::regclass)) AS id FROM generate_series(1, ${Math.trunc(count)}))
        SELECT min(id)::float8 AS first, (max(id) - min(id) + 1 = count(*)) AS contiguous,

@@ -1,14 +1,7 @@
 /**
- * Rows of `proxies` in PostgreSQL's COPY text format, written straight into
- * a buffer: an upload of 400,000 lines used to build several strings per
- * row that lived until their batch was stored, and copying them between
- * garbage-collector generations cost about as much as parsing the lines
- * (docs/benchmarks.md). Columns, in order: COPY_TEXT_COLUMNS.
- *
- * The id is not known when a row is written (it comes from the table's
- * sequence when the batch is stored), so each row starts with a fixed-width
- * field that `withIds` fills in with zero-padded digits: PostgreSQL reads `0000000042` as
- * 42.
+ * Rows of `proxies` in COPY text format (columns: COPY_TEXT_COLUMNS), written straight into a buffer so no
+ * strings per row outlive parsing. The id is not known yet, so each row starts with a fixed-width field that
+ * `withIds` fills with zero-padded digits (PostgreSQL reads `0000000042` as 42).
  */
 export const COPY_TEXT_COLUMNS = "id, user_id, ip, port, username, password, scheme_hint, country, asn, estimated_type";
 
@@ -156,7 +149,7 @@ for (let n = 0; n < 256; n++) {
   for (let i = 0; i < text.length; i++) OCTETS[n * 4 + 1 + i] = text.charCodeAt(i);
 }
 
-/** Writes an address byte's digits at `at` from the table (writeUint's divisions cost a tenth of the upload's parsing); returns the offset after them. */
+/** Writes an address byte's digits at `at` from the table (no divisions, unlike writeUint); returns the offset after them. */
 function writeOctet(buf: Buffer, at: number, value: number): number {
   const base = value * 4;
   const count = OCTETS[base] ?? 0;

@@ -9,15 +9,9 @@ const INITIAL_CAPACITY = 1 << 16;
 const rotl = (x: number, bits: number): number => (x << bits) | (x >>> (32 - bits));
 
 /**
- * HalfSipHash-1-3 (SipHash on 32-bit words, one round per word, three to
- * finish) under a random 64-bit key: a table position an uploader cannot
- * predict. With a fixed hash (the table used one until the fifteenth
- * session) lines can be chosen that all land on one slot (for a fixed
- * invertible mix there is such an address for every port), and each
- * insert probes past all the earlier ones: 100k such lines held the event
- * loop for 11.7 s, 200k for 45.7 s, every other request waiting.
- * Written for the table's keys, not as a general hash: words go in one at
- * a time and the state lives in the object, so hashing allocates nothing.
+ * HalfSipHash-1-3 under a random 64-bit key: an uploader cannot pick lines that all land on one slot and make
+ * every insert probe past the earlier ones, blocking the event loop. Written for the table's keys: words go in
+ * one at a time and the state lives in the object, so hashing allocates nothing.
  */
 class KeyedHash {
   private v0 = 0;
@@ -89,17 +83,9 @@ class KeyedHash {
 }
 
 /**
- * The distinct proxies of one upload, numbered 0, 1, 2, ... in the order
- * they first appear, with what the upload keeps per proxy: identity
- * (address, port, credentials), the scheme of its first line, how many
- * lines named it, and whether it was refused as blacklisted.
- *
- * An open-addressing table over typed arrays: an upload of a million lines
- * needs no per-line objects here (a JS Set would hold a boxed number or a
- * string per proxy and rehash them as it grows), which is most of the
- * garbage collection an upload used to cost. Proxies without credentials
- * (most of them) keep no string at all. Positions come from a keyed hash
- * (KeyedHash), kept per proxy so the table grows without hashing again.
+ * The distinct proxies of one upload, numbered 0, 1, 2, ... in first-seen order, with identity, first line's scheme,
+ * line count and blacklist refusal. An open-addressing table over typed arrays, so large uploads make no per-line
+ * objects; proxies without credentials keep no string, and each keeps its KeyedHash so growing needs no rehashing.
  */
 export class UploadIdentities {
   private slots = new Int32Array(INITIAL_CAPACITY);

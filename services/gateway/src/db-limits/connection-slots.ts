@@ -1,18 +1,7 @@
 /**
- * How many uploads and exports may hold a database connection at once. Both
- * hold one pooled connection for as long as their client takes (an upload
- * until its last byte arrives, an export until its last byte is read), so
- * without a cap a few slow or stalled clients, or one user's many tabs,
- * would hold every connection and the rest of the API would wait for one
- * until it failed (docs/proxies.md "Connections held by uploads and
- * exports").
- *
- * At most `total` slots are held at a time in this process, leaving the rest
- * of the pool to other requests, and at most `perUser[kind]` of one kind by
- * one user. An export takes a slot or is refused at once (429); an upload,
- * whose body is already on its way, waits for one in line (its body is not
- * read meanwhile), unless the line is full. An upload may also take an
- * `extra` slot for its second connection, only when one is free.
+ * How many uploads and exports may hold a connection for as long as their client takes, so slow clients cannot hold
+ * the whole pool: at most `total` per process and `perUser[kind]` per user. An export gets a slot or a 429 at once; an
+ * upload waits in line (body unread) unless the line is full, and may take a free `extra` slot for a second connection.
  */
 export type SlotKind = "upload" | "export";
 
@@ -186,10 +175,8 @@ export class ConnectionSlots {
 }
 
 /**
- * The slots for a pool of `poolSize` connections: two always left to other
- * requests; two exports and one upload per user (a user's uploads take
- * turns on the database anyway, under the user's upload lock); four uploads
- * of one user and 64 in all may wait.
+ * The slots for a pool of `poolSize` connections: two always left to other requests; two exports and one upload per
+ * user (a user's uploads take turns under the upload lock anyway); four uploads of one user and 64 in all may wait.
  */
 export function connectionSlotsFor(poolSize: number, observe?: (state: SlotsState) => void): ConnectionSlots {
   return new ConnectionSlots(

@@ -1,19 +1,14 @@
 import type pg from "pg";
 
 /**
- * A cap on how many database statements of one kind run at once, and a pool
- * whose `query()` goes through one. The GraphQL context gives each operation
- * one (graphql.context.ts); the list pages share one per process
- * (page-statements.ts).
+ * A cap on how many database statements of one kind run at once, and a pool whose `query()` goes through one.
+ * The GraphQL context gives each operation one (graphql.context.ts); the list pages share one per process.
  */
 export interface Limiter {
   /**
-   * Runs `task` once fewer than `max` tasks of this limiter are running.
-   * Waiting tasks of one `key` start in call order; when several keys wait,
-   * freed slots go to them in turn. Resolves or rejects as the task does;
-   * rejects with `LimiterWaitTimeout` when the limiter's `maxWaitMs` passed
-   * first, and with `CallerGone` (the task not run) when `abandoned()` says so
-   * on the call or at its turn.
+   * Runs `task` once fewer than `max` tasks of this limiter run. One `key`'s waiters start in call order; waiting keys
+   * get freed slots in turn. Settles as the task does, or rejects with `LimiterWaitTimeout` once `maxWaitMs` passed,
+   * or `CallerGone` (task not run) when `abandoned()` says so on the call or at its turn.
    */
   run<T>(task: () => Promise<T>, options?: RunOptions): Promise<T>;
 }

@@ -117,10 +117,9 @@ export function proxiesRouter(deps: GatewayDeps, { auth }: Guards, pages: PageSt
           extraSlot: () => slots.takeExtra(),
         }))());
     const opened = async (): Promise<ProxyUploadSession | null> => (upload.opening ? upload.opening.catch(() => null) : null);
-    // The upload's slot (ConnectionSlots) before any of its body is read: one waiting in line holds
-    // no connection, and a multipart one buffers nothing (a JSON body is in already); it leaves the
-    // line if the client goes away, or after API_UPLOAD_QUEUE_SECONDS, while the server's request
-    // timeout still leaves its body time to arrive.
+    // The upload's slot (ConnectionSlots) before its body is read: one waiting in line holds no connection
+    // and a multipart one buffers nothing. It leaves the line if the client goes away or after
+    // API_UPLOAD_QUEUE_SECONDS, while the server's request timeout still leaves its body time to arrive.
     const gone = new AbortController();
     const interrupted = (): void => gone.abort(new MalformedUploadError("Upload interrupted"));
     res.once("close", interrupted);

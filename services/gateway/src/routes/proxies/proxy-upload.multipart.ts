@@ -27,16 +27,9 @@ export interface UploadPartHandlers {
 }
 
 /**
- * Reads a multipart upload part by part, in order, with backpressure: a
- * file is handed over as a stream and never buffered whole. Text fields
- * arrive whole (busboy buffers fields), bounded like everything else by
- * `maxBytes`, which counts every byte of the body, boundaries included.
- * Rejects with UploadTooLargeError as soon as the body passes `maxBytes`
- * (the rest of the body is discarded unread), with MalformedUploadError for
- * a broken body or one with more parts than UPLOAD_PART_LIMITS (busboy would
- * drop the rest unread, and the answer would count fewer lines than were
- * sent), or with whatever a handler threw; it settles only after the
- * handler in progress has returned. Parts of other names are skipped.
+ * Reads a multipart upload part by part with backpressure (files stream, text fields arrive whole); `maxBytes` bounds
+ * every byte of the body. Rejects with UploadTooLargeError past it, MalformedUploadError for a broken body or more parts
+ * than UPLOAD_PART_LIMITS, or a handler's error, after the running handler returns. Parts of other names are skipped.
  */
 export function readMultipartUpload(req: IncomingMessage, maxBytes: number, handlers: UploadPartHandlers): Promise<void> {
   return new Promise<void>((resolve, reject) => {
@@ -86,11 +79,9 @@ export function readMultipartUpload(req: IncomingMessage, maxBytes: number, hand
 
     parser.on("file", (name, stream) => {
       stream.on("limit", () => stop(new UploadTooLargeError("upload too large")));
-      // A body that ends inside this part errors its stream ("Unexpected end of form"), and an
-      // error event nobody listens to ends the process. A skipped part never gets a handler, and a
-      // `file` part gets its handler only once the parts before it are done: until then the
-      // error is ours (the parser's own error event says the same). Once the handler runs, it is
-      // the handler's, which may also have destroyed the stream with its own error.
+      // A body ending inside this part errors its stream, and an unheard error event ends the process.
+      // Until the part's handler runs (a skipped part never gets one) the error is ours; then it is the
+      // handler's, which may also have destroyed the stream with its own error.
       let handled = false;
       stream.on("error", () => {
         if (!handled) stop(new MalformedUploadError("Malformed multipart/form-data request"));

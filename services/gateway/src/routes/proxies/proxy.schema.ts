@@ -9,10 +9,9 @@ const ids = z.array(id).max(MAX_REQUEST_IDS);
 const nonNegative = z.number().int().min(0).max(2_147_483_647);
 
 /**
- * The filter part shared by the export request and delete Mode B (contract
- * "Export request"). Booleans and numbers only act with `filter: true`;
- * `proxyStatus` and `reputationLabels` act always; `proxies` restricts to
- * those ids. Nulls are accepted as "absent" (clients send them).
+ * The filter part shared by the export request and delete Mode B (contract "Export request"). Booleans and numbers
+ * act only with `filter: true`; `proxyStatus` and `reputationLabels` always; `proxies` restricts to those ids.
+ * Nulls are accepted as "absent" (clients send them).
  */
 export const bulkFilterSchema = z.object({
   proxies: ids.nullish(),
@@ -50,12 +49,9 @@ export const deleteModeBSchema = bulkFilterSchema
 export type DeleteModeB = z.output<typeof deleteModeBSchema>;
 
 /**
- * DELETE /api/proxies (DESIGN.md "Proxies"): what a body means, decided
- * before anything is deleted. Mode A is a JSON array of ids. Mode B's
- * `scope` is `selected` (the listed ids, intersected with the filter fields
- * exactly as export applies them) or `all` (everything matching the filter; the ids are
- * ignored). A missing scope with ids means `selected`; deleting without ids
- * needs `scope: "all"`. An empty selection is refused, never widened.
+ * DELETE /api/proxies: what a body means, decided before anything is deleted. Mode A is a JSON array of ids. Mode B's
+ * `scope` is `selected` (the listed ids within the filter, as export applies it) or `all` (all matching; ids ignored);
+ * no scope with ids means `selected`, no ids needs `scope: "all"`. An empty selection is refused, never widened.
  */
 export function deleteFiltersOf(body: unknown): ProxyFilters {
   if (Array.isArray(body)) {
