@@ -104,7 +104,10 @@ export const defaultGlobalConfig: GlobalConfig = {
     timeout_ms: 5000,
     retries: 1,
     concurrency: 512,
-    judges: [{ url: "http://azenv.net/", regex: "default" }],
+    judges: [
+      { url: "http://azenv.net/", regex: "default" },
+      { url: "https://pool.proxyspace.pro/judge.php", regex: "default" },
+    ],
     use_https_for_socks: true,
     ip_lookup: "https://api.ipify.org",
     standard_headers: ["USER-AGENT", "HOST", "ACCEPT", "ACCEPT-ENCODING"],

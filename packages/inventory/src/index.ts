@@ -47,12 +47,11 @@ export { deleteProxies } from "./proxy-delete.js";
 export {
   AccountGoneError,
   afterIngest,
-  CHECK_BATCH_SIZE,
   compactCountersAfterUpload,
-  enqueueFirstChecks,
   ingest,
   ProxyUploadSession,
   UnknownSourceError,
+  wakeCheckScheduler,
 } from "./ingest/ingest-session.js";
 export type { CheckHandOff, IngestDeps, IngestInput, IngestOptions, Slot, UploadDetails, UploadOutcome, UploadPool, UploadSessionOptions } from "./ingest/ingest-session.js";
 export { streamExport, templateLineSql } from "./export/proxy-export.js";

@@ -3,7 +3,7 @@ import type pg from "pg";
 import type { GeoDatabase } from "@roost/geo";
 import { classifyLine, formatIpv4, isReservedIpv4, LineSplitter, scanCommonLine, type CommonLine, type ProxyScheme, type SplitLine } from "@roost/net";
 import type { Logger } from "@roost/observability";
-import type { checkQueue, Producer } from "@roost/queue";
+import { CHECK_WAKE_JOB_ID, type checkQueue, type Producer } from "@roost/queue";
 import { countUserProxies, foldUserCounters, type SqlPool } from "../proxy-read.repository.js";
 import {
   blacklistHasRanges,
@@ -112,33 +112,15 @@ export interface UploadSessionOptions {
 }
 
 /**
- * Bytes (or characters of a text field) fed to the splitter at once. While
- * a batch is being stored the session yields to the event loop after each
- * slice, so PostgreSQL's answers wait at most one slice (~1 ms of parsing).
+ * Bytes (or characters of a text field) fed to the splitter at once. While a batch is being stored the session
+ * yields to the event loop after each slice, so PostgreSQL's answers wait at most one slice of parsing.
  */
 const SLICE = 16 * 1024;
 
 /**
- * One upload: lines are split, classified and counted as they stream in;
- * distinct new proxies are inserted in batches inside one transaction, so an
- * upload that turns out too large (413) or fails rolls back whole and stores
- * nothing. Memory is bounded by the batch plus one table entry per distinct
- * proxy of the upload (exact de-duplication for `proxyCount`, see
- * UploadIdentities). A batch is a run of consecutive proxy numbers: those
- * first seen since the previous batch.
- *
- * Two connections (docs/proxies.md, "Upload"): from its second batch on, an
- * upload without proxy_limits stores every other batch on a second pooled
- * connection in its own transaction when the pool has one free, so
- * PostgreSQL inserts on two cores; the user's upload lock stays with the
- * first. Both commit only after the last byte was read (the second first),
- * so a 413, an error or an aborted request still rolls back everything.
- * Ids are taken in batch order whichever connection stores the batch.
- *
- * Counting (docs/proxies.md): every non-empty line once in `submittedCount`
- * and once in parsed or one invalid counter; `blacklistedCount` counts
- * parsed lines refused for a reserved or blacklisted range (duplicates of
- * such a line count again).
+ * One upload: lines are split, classified and counted as they stream in; new distinct proxies are stored in batches,
+ * every other one on a second connection when free (no proxy_limits). Both transactions commit only after the last
+ * byte, so a 413, an error or an abort stores nothing. Counting and connections: docs/proxies.md, "Upload".
  */
 export class ProxyUploadSession {
   private readonly splitter = new LineSplitter();
@@ -186,9 +168,8 @@ export class ProxyUploadSession {
   }
 
   /**
-   * Opens the transaction, takes the user's upload lock and holds the user's
-   * row until the commit (the first connection commits last), so an account
-   * deleted meanwhile is purged only after this upload's rows are in;
+   * Opens the transaction, takes the upload lock and holds the user's row until the commit (the first connection
+   * commits last), so an account deleted meanwhile is purged only after this upload's rows are in;
    * AccountGoneError when it is gone already.
    */
   static async open(options: UploadSessionOptions): Promise<ProxyUploadSession> {
@@ -221,31 +202,25 @@ export class ProxyUploadSession {
   }
 
   /**
-   * Feeds a whole text field, ended as if it were a file. A JSON string can
-   * hold lone surrogates (`"\ud800"`), which UTF-8 cannot: PostgreSQL would
-   * store each as U+FFFD, so two credentials that differ only there would be
-   * two proxies here and one row there (and proxyCount one too many). They
-   * become U+FFFD before anything reads them, as bytes of a file part do.
+   * Feeds a whole text field, ended as if it were a file. Lone surrogates become U+FFFD first, as PostgreSQL would
+   * store them, so credentials differing only there are one proxy here as in the table.
    */
   async writeText(raw: string): Promise<void> {
     this.assertOpen();
     const text = raw.toWellFormed();
     for (let start = 0; start < text.length; start += SLICE) {
       this.splitter.push(text.slice(start, start + SLICE), this.onLine);
-      // A field arrives whole (up to the upload limit, 10 MiB): without a turn of the event loop
-      // per slice, text that never fills a batch (junk, duplicates, reserved addresses) would be
-      // read in one go, holding every other request for a second or more.
+      // A field arrives whole (up to the upload limit): a turn of the event loop per slice keeps text that
+      // never fills a batch (junk, duplicates, reserved addresses) from holding every other request.
       await this.afterInput({ yieldAlways: true });
     }
     this.endPart();
   }
 
   /**
-   * Hands a full batch to the database, and while one is being stored (or
-   * always, for a text field) lets the event loop run: input that is already buffered arrives without ever
-   * leaving the microtask queue, so without this the database's answers
-   * (and the next COPY) would wait until parsing stopped, and parsing and
-   * storing would take turns instead of overlapping.
+   * Hands a full batch to the database and, while one is being stored (or always, for a text field), lets the event
+   * loop run: buffered input never leaves the microtask queue, so otherwise the database's answers (and the next
+   * COPY) would wait until parsing stopped instead of overlapping with it.
    */
   private async afterInput({ yieldAlways = false } = {}): Promise<void> {
     if (this.proxies.size - this.pendingStart >= this.batchSize) await this.flush();
@@ -285,7 +260,7 @@ export class ProxyUploadSession {
     return {
       proxyCount: this.accepted - this.counts.limitExceededCount,
       details: { ...this.counts, processingMs: Math.max(0, Math.round(performance.now() - started)) },
-      // Not flat(): V8's generic flat took ~90 ms for 400k ids; concat of the batches takes a few.
+      // concat of the batches, not flat(): V8's generic flat is much slower on long id lists.
       // A batch that stored nothing (blacklisted whole) left a hole, which filter skips.
       newProxyIds: ([] as number[]).concat(...this.idsByBatch.filter((ids) => ids !== undefined)),
     };
@@ -322,11 +297,9 @@ export class ProxyUploadSession {
   }
 
   /**
-   * The connection for the next batch: the two in turn once the second is
-   * open. The second is asked for at the second batch, only without
-   * proxy_limits (the room is filled in upload order), and only when the
-   * pool has a connection free: uploads holding one connection each must
-   * never wait for one another's second.
+   * The connection for the next batch: the two in turn once the second is open. The second is asked for at the
+   * second batch, only without proxy_limits (the room fills in upload order) and only when the pool has one free,
+   * so uploads holding one connection each never wait for one another's second.
    */
   private nextLane(): StoreLane {
     if (this.batches === 1 && this.room === null && this.spare === null) this.spare = this.openSpare();
@@ -539,26 +512,20 @@ function keepPositions(batch: PreparedBatch, keep: (position: number) => boolean
   return { numbers: batch.numbers.filter((_, position) => keep(position)), text: batch.text.filter(keep) };
 }
 
-/** Largest `check-batch` payload the queue contract allows. */
-export const CHECK_BATCH_SIZE = 5000;
-
 /** Where new proxies go to be checked: the check queue's producer. */
 export type CheckHandOff = Pick<Producer<typeof checkQueue>, "enqueue">;
 
 /**
- * Hands new proxies to the checker right away (check-batch jobs of up to
- * 5000 ids). A failure is logged, not returned: the rows are stored with
- * next_check_at = now, so the scheduler picks them up on its next tick.
+ * Wakes the check scheduler after new proxies were stored (they are due at
+ * once: `next_check_at` defaults to now). A failure is logged, not returned:
+ * the scheduler's own tick finds them a few seconds later.
  */
-export async function enqueueFirstChecks(checks: CheckHandOff, logger: Logger, userId: number, ids: number[]): Promise<void> {
-  const batches: number[][] = [];
-  for (let start = 0; start < ids.length; start += CHECK_BATCH_SIZE) batches.push(ids.slice(start, start + CHECK_BATCH_SIZE));
+export async function wakeCheckScheduler(checks: CheckHandOff, logger: Logger, userId: number, created: number): Promise<void> {
+  if (created === 0) return;
   try {
-    for (let start = 0; start < batches.length; start += 16) {
-      await Promise.all(batches.slice(start, start + 16).map((proxyIds) => checks.enqueue("check-batch", { userId, proxyIds })));
-    }
+    await checks.enqueue("check-tick", {}, { jobId: CHECK_WAKE_JOB_ID, removeOnComplete: true, removeOnFail: true });
   } catch (error) {
-    logger.warn("first checks not queued; the scheduler will pick the proxies up", { userId, proxies: ids.length, error });
+    logger.warn("check scheduler not woken; its next tick will find the new proxies", { userId, proxies: created, error });
   }
 }
 
@@ -571,9 +538,9 @@ export async function compactCountersAfterUpload(pool: SqlPool, logger: Logger, 
   }
 }
 
-/** What a committed ingest is followed by, whoever ran it: the check hand-off and the counters' fold (neither fails it). */
+/** What a committed ingest is followed by, whoever ran it: the scheduler's wake-up and the counters' fold (neither fails it). */
 export async function afterIngest(deps: Pick<IngestDeps, "pool" | "checks" | "logger">, userId: number, outcome: UploadOutcome): Promise<void> {
-  await Promise.all([enqueueFirstChecks(deps.checks, deps.logger, userId, outcome.newProxyIds), compactCountersAfterUpload(deps.pool, deps.logger, userId)]);
+  await Promise.all([wakeCheckScheduler(deps.checks, deps.logger, userId, outcome.newProxyIds.length), compactCountersAfterUpload(deps.pool, deps.logger, userId)]);
 }
 
 /** What `ingest` needs: a database pool and a producer for the check queue. */

@@ -1,5 +1,5 @@
 import { createLogger } from "@roost/observability";
-import { checkQueue, createProducer, createRedisConnection, type Producer } from "@roost/queue";
+import { CHECK_WAKE_JOB_ID, checkQueue, createProducer, createRedisConnection, type Producer } from "@roost/queue";
 import { createTestRedis, type TestRedis } from "@roost/testkit";
 import { startInventoryHarness, type InventoryHarness } from "../inventory.test-support.js";
 import { ingest, UnknownSourceError, type IngestDeps } from "./ingest-session.js";
@@ -64,16 +64,19 @@ describe("ingest", () => {
     expect(rows).toEqual([{ username: "usé" }]);
   });
 
-  it("hands the new proxies to the check queue", async () => {
+  it("hands new proxies to checking: due now, and one wake-up of the check scheduler however many ingests", async () => {
+    await checks.queue.remove(CHECK_WAKE_JOB_ID);
     const userId = await h.newUser();
-    const outcome = await ingest(deps, userId, "8.8.7.1:80\n8.8.7.2:80\n8.8.7.3:80", { maxProxies: null });
+    await ingest(deps, userId, "8.8.7.1:80\n8.8.7.2:80\n8.8.7.3:80", { maxProxies: null });
+    await ingest(deps, userId, "8.8.7.4:80", { maxProxies: null });
+    const { rows } = await h.db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM proxies WHERE user_id = $1 AND next_check_at <= now()", [userId]);
+    expect(rows[0]?.n).toBe(4);
     const jobs = await checks.queue.getJobs(["waiting", "delayed", "prioritized", "active"]);
-    const handed = jobs
-      .filter((job) => job.name === "check-batch" && (job.data as { userId: number }).userId === userId)
-      .flatMap((job) => (job.data as { proxyIds: number[] }).proxyIds)
-      .sort((x, y) => x - y);
-    expect(handed).toEqual(outcome.newProxyIds);
-    expect(handed).toHaveLength(3);
+    expect(jobs.map((job) => [job.id, job.name])).toEqual([[CHECK_WAKE_JOB_ID, "check-tick"]]);
+    // Nothing new, nothing to wake: an ingest of owned proxies leaves the queue alone.
+    await checks.queue.remove(CHECK_WAKE_JOB_ID);
+    await ingest(deps, userId, "8.8.7.4:80", { maxProxies: null });
+    expect(await checks.queue.getJob(CHECK_WAKE_JOB_ID)).toBeUndefined();
   });
 
   it("refuses another user's source and stores nothing", async () => {

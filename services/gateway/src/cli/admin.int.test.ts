@@ -57,7 +57,7 @@ describe("admin commands", () => {
     expect(login.status).toBe(200);
     expect(login.body.role).toBe("admin");
     const settings = await h.http.get("/api/user/settings").set(bearer(login.body.token));
-    expect(settings.body).toMatchObject({ timeout: 5000, retries: 1, transport_protocol: "tcp", judges: [{ url: "http://azenv.net/", regex: "default" }] });
+    expect(settings.body).toMatchObject({ timeout: 5000, retries: 1, transport_protocol: "tcp", judges: [{ url: "http://azenv.net/", regex: "default" }, { url: "https://pool.proxyspace.pro/judge.php", regex: "default" }] });
     // Public registration stays closed in production.
     expect((await h.http.post("/api/register").send({ email: "hopeful@example.com", password: STRONG_PASSWORD })).status).toBe(403);
   });

@@ -1,3 +1,4 @@
+import { CHECK_WAKE_JOB_ID } from "@roost/queue";
 import net, { type AddressInfo } from "node:net";
 import request from "supertest";
 import { waitFor } from "@roost/testkit";
@@ -7,7 +8,7 @@ import { insertProxy, userIdOfToken, type ProxyFixture } from "../../test-suppor
 /**
  * Behaviours docs/proxies.md promises that no other test pinned down:
  * export headers and body leniency, list filter values in any case,
- * check-batch job size, and an upload whose client goes away mid-body.
+ * check hand-off, and an upload whose client goes away mid-body.
  */
 
 interface ListBody {
@@ -164,7 +165,8 @@ describe("docs/proxies.md claims", () => {
   });
 
   describe("POST /api/addProxies", () => {
-    it("hands new proxies to the checker in check-batch jobs of at most 5,000 ids", async () => {
+    it("hands a large upload to checking with one wake-up of the scheduler, every proxy due at once", async () => {
+      await h.deps.queues.check.queue.remove(CHECK_WAKE_JOB_ID);
       const { token, userId } = await newUser();
       // 5,001 distinct public addresses (8.8.0.0 – 8.8.19.136).
       const lines = Array.from({ length: 5001 }, (_, i) => `8.8.${i >> 8}.${i & 255}:8080`).join("\n");
@@ -172,13 +174,10 @@ describe("docs/proxies.md claims", () => {
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ proxyCount: 5001, details: { submittedCount: 5001, parsedCount: 5001, blacklistedCount: 0 } });
       const jobs = await h.deps.queues.check.queue.getJobs(["waiting", "delayed", "prioritized", "active", "paused", "wait"]);
-      const mine = jobs.filter((job) => job.name === "check-batch" && (job.data as { userId: number }).userId === userId);
-      const sizes = mine.map((job) => (job.data as { proxyIds: number[] }).proxyIds.length).sort((a, b) => a - b);
-      expect(sizes).toEqual([1, 5000]);
-      const queued = mine.flatMap((job) => (job.data as { proxyIds: number[] }).proxyIds).sort((a, b) => a - b);
-      const { rows } = await h.db.pool.query<{ id: number }>("SELECT id FROM proxies WHERE user_id = $1 ORDER BY id", [userId]);
-      expect(rows).toHaveLength(5001);
-      expect(queued).toEqual(rows.map((r) => r.id));
+      // Redis holds one job whatever the upload's size; the database holds the schedule.
+      expect(jobs.map((job) => [job.id, job.name])).toEqual([[CHECK_WAKE_JOB_ID, "check-tick"]]);
+      const { rows } = await h.db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM proxies WHERE user_id = $1 AND next_check_at <= now()", [userId]);
+      expect(rows[0]?.n).toBe(5001);
     });
 
     it("stores nothing when the client aborts mid-body inside a large file part, and the next upload works", async () => {

@@ -1,3 +1,4 @@
+import { CHECK_WAKE_JOB_ID } from "@roost/queue";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { waitFor } from "@roost/testkit";
@@ -133,15 +134,18 @@ describe("POST /api/addProxies", () => {
     ]);
   });
 
-  it("hands new proxies to the checker in check-batch jobs", async () => {
+  it("hands new proxies to checking: due at once, and the check scheduler woken", async () => {
+    await h.deps.queues.check.queue.remove(CHECK_WAKE_JOB_ID);
     const res = await upload().field("proxyTextarea", "8.8.8.8:81\n8.8.8.8:82\n8.8.8.8:83");
     expect(res.status).toBe(200);
     const userId = await userIdOf(h, token);
-    const jobs = await h.deps.queues.check.queue.getJobs(["waiting", "delayed", "prioritized", "active"]);
-    const mine = jobs.filter((job) => job.name === "check-batch" && (job.data as { userId: number }).userId === userId);
-    const ids = mine.flatMap((job) => (job.data as { proxyIds: number[] }).proxyIds).sort((a, b) => a - b);
-    const { rows } = await h.db.pool.query<{ id: number }>("SELECT id FROM proxies WHERE user_id = $1 ORDER BY id", [userId]);
-    expect(ids).toEqual(rows.map((r) => r.id));
+    const { rows } = await h.db.pool.query<{ due: boolean }>("SELECT next_check_at <= now() AS due FROM proxies WHERE user_id = $1 AND port IN (81, 82, 83)", [userId]);
+    expect(rows).toEqual([{ due: true }, { due: true }, { due: true }]);
+    const wake = await h.deps.queues.check.queue.getJob(CHECK_WAKE_JOB_ID);
+    expect(wake?.name).toBe("check-tick");
+    // Nothing else is queued for checking: the scheduler claims due proxies into batches.
+    const batches = await h.deps.queues.check.queue.getJobs(["waiting", "delayed", "prioritized", "active"]);
+    expect(batches.filter((job) => job.name === "check-batch")).toEqual([]);
   });
 
   it("takes the two text fields as a JSON body too", async () => {

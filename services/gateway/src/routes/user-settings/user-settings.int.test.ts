@@ -52,7 +52,7 @@ describe("user settings", () => {
       transport_protocol: "tcp",
       auto_remove_failing_proxies: false,
       auto_remove_failure_threshold: 3,
-      judges: [{ url: "http://azenv.net/", regex: "default" }],
+      judges: [{ url: "http://azenv.net/", regex: "default" }, { url: "https://pool.proxyspace.pro/judge.php", regex: "default" }],
       scraping_sources: [],
       proxy_list_columns: [...PROXY_COLUMNS],
       scrape_source_proxy_columns: [...PROXY_COLUMNS],
