@@ -3,3 +3,4 @@ export type { TestDatabase } from "./test-database.js";
 export { createTestRedis, testRedisUrl } from "./test-redis.js";
 export type { TestRedis } from "./test-redis.js";
 export { freePort, waitFor, waitForPort } from "./wait-for.js";
+export * from "./peers/index.js";
