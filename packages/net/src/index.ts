@@ -23,3 +23,7 @@ export { DEFAULT_MAX_LINE_LENGTH, LineSplitter } from "./line-splitter.js";
 export type { SplitLine } from "./line-splitter.js";
 export { classifyLine, MAX_CREDENTIAL_LENGTH, parseProxyLine, PROXY_SCHEMES, scanCommonLine, stripLine } from "./proxy-line-parser.js";
 export type { CommonLine, LineRejection, LineVerdict, ParsedProxy, ProxyScheme } from "./proxy-line-parser.js";
+export { basicProxyAuthorization, dialThroughProxy, openProxyTunnel } from "./proxy-dialer.js";
+export type { DialThroughProxyOptions, ProxyEndpoint, ProxyProtocol, ProxyTarget } from "./proxy-dialer.js";
+export { requestThroughProxy } from "./proxy-request.js";
+export type { ProxyRequestOptions, ProxyResponse } from "./proxy-request.js";

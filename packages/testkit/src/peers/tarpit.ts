@@ -9,6 +9,8 @@ export interface Tarpit {
   accepted(): number;
   /** Bytes received from all clients (a tarpit never answers). */
   bytesReceived(): number;
+  /** Connections still open (a client that gave up has closed its side). */
+  openConnections(): number;
   stop(): Promise<void>;
 }
 
@@ -22,6 +24,7 @@ export async function startTarpit(host = "127.0.0.1"): Promise<Tarpit> {
     sockets.add(socket);
     socket.on("data", (chunk) => (bytes += chunk.length));
     socket.on("error", () => undefined);
+    socket.on("end", () => socket.destroy());
     socket.on("close", () => sockets.delete(socket));
   });
   await new Promise<void>((resolve, reject) => {
@@ -36,6 +39,7 @@ export async function startTarpit(host = "127.0.0.1"): Promise<Tarpit> {
     port: address.port,
     accepted: () => accepted,
     bytesReceived: () => bytes,
+    openConnections: () => sockets.size,
     stop: () =>
       (stopping ??= new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();
