@@ -58,7 +58,7 @@ function readBody(response: IncomingMessage, maxBytes: number, signal: AbortSign
       chunks.push(chunk);
     });
     response.once("end", () => resolve(Buffer.concat(chunks, size)));
-    response.once("error", (error) => reject(signal.aborted ? signal.reason : error));
+    response.on("error", (error) => reject(signal.aborted ? signal.reason : error));
     response.once("close", () => {
       if (!response.complete) reject(signal.aborted ? signal.reason : new Error("connection closed before the response ended"));
     });
@@ -77,7 +77,7 @@ function requestOnce(url: URL, target: CheckedTarget, options: GuardedGetOptions
       ...(secure ? options.tls : {}),
     });
     request.once("response", resolve);
-    request.once("error", (error) => reject(signal.aborted ? signal.reason : error));
+    request.on("error", (error) => reject(signal.aborted ? signal.reason : error));
     request.end();
   });
 }

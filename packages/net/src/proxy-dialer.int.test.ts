@@ -93,6 +93,12 @@ describePeers("proxy dialers against real peers", () => {
       expect(answer.body.toString()).toContain("REMOTE_ADDR = 127.0.0.2");
     });
 
+    it("a judge certificate the client does not trust fails the TLS step, not the proxy", async () => {
+      const error = await caught(requestThroughProxy({ proxy: endpoint(tinyproxy), url: judge.httpsUrl, guard: open, deadlineMs: 5000 }));
+      expect(error).not.toBeInstanceOf(ProxyError);
+      expect(error).toMatchObject({ code: "UNABLE_TO_VERIFY_LEAF_SIGNATURE" });
+    });
+
     it("tinyproxy with Basic auth: credentials pass for both forms, missing or wrong ones are a typed auth failure", async () => {
       expect((await get(endpoint(tinyproxyAuth), judge.httpUrl)).status).toBe(200);
       expect((await get(endpoint(tinyproxyAuth), judge.httpsUrl)).status).toBe(200);

@@ -32,7 +32,7 @@ export interface ProxyResponse {
 
 const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
 
-function exchange(socket: net.Socket, path: string, headers: OutgoingHttpHeaders, maxBodyBytes: number, deadline: Deadline): Promise<ProxyResponse> {
+function exchange(socket: net.Socket, tunnel: net.Socket, path: string, headers: OutgoingHttpHeaders, maxBodyBytes: number, deadline: Deadline): Promise<ProxyResponse> {
   return new Promise<ProxyResponse>((resolve, reject) => {
     let settled = false;
     const finish = (error: unknown, response?: ProxyResponse): void => {
@@ -40,13 +40,17 @@ function exchange(socket: net.Socket, path: string, headers: OutgoingHttpHeaders
       settled = true;
       deadline.signal.removeEventListener("abort", onAbort);
       socket.destroy();
+      tunnel.destroy();
       if (response) resolve(response);
       else reject(deadline.signal.aborted ? deadline.signal.reason : error);
     };
     const onAbort = (): void => finish(deadline.signal.reason);
     deadline.signal.addEventListener("abort", onAbort, { once: true });
+    // Listeners stay for the socket's life: a late second error must not go unhandled.
+    socket.on("error", (error) => finish(error));
+    if (tunnel !== socket) tunnel.on("error", (error) => finish(error));
     const request = http.request({ createConnection: () => socket, method: "GET", path, headers, setHost: false });
-    request.once("error", (error) => finish(error));
+    request.on("error", (error) => finish(error));
     request.once("response", (response) => {
       const status = response.statusCode ?? 0;
       // Only 407 is surely the proxy's own: a 401 in absolute form may be the target's answer.
@@ -66,7 +70,7 @@ function exchange(socket: net.Socket, path: string, headers: OutgoingHttpHeaders
         size += chunk.length;
       });
       response.once("end", () => done(false));
-      response.once("error", (error) => finish(error));
+      response.on("error", (error) => finish(error));
       response.once("close", () => finish(new ProxyError("PROXY_PROTOCOL", "connection closed before the answer ended")));
     });
     request.end();
@@ -95,12 +99,17 @@ export async function requestThroughProxy(options: ProxyRequestOptions): Promise
         throw deadline.signal.aborted ? deadline.signal.reason : new ProxyError("PROXY_UNREACHABLE", `proxy unreachable: ${String(error)}`, undefined, { cause: error });
       });
       const auth = basicProxyAuthorization(proxy);
-      return await exchange(socket, url.href, auth ? { ...headers, "proxy-authorization": auth } : headers, maxBodyBytes, deadline);
+      return await exchange(socket, socket, url.href, auth ? { ...headers, "proxy-authorization": auth } : headers, maxBodyBytes, deadline);
     }
     const tunnel = await openProxyTunnel(guard, proxy, { host: url.hostname, port }, deadline);
     const hostname = url.hostname.replace(/^\[|\]$/g, "");
-    const socket = secure ? await startTls(tunnel, hostname, net.isIP(hostname) !== 0, options.tls ?? {}, deadline.signal) : tunnel;
-    return await exchange(socket, `${url.pathname}${url.search}`, headers, maxBodyBytes, deadline);
+    const socket = secure
+      ? await startTls(tunnel, hostname, net.isIP(hostname) !== 0, options.tls ?? {}, deadline.signal).catch((error: unknown) => {
+          tunnel.destroy();
+          throw error;
+        })
+      : tunnel;
+    return await exchange(socket, tunnel, `${url.pathname}${url.search}`, headers, maxBodyBytes, deadline);
   } finally {
     deadline.clear();
   }
