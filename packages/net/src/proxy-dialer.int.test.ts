@@ -166,6 +166,29 @@ describePeers("proxy dialers against real peers", () => {
       await expect(get({ protocol: "socks5", host: microsocksAuth.host, port: microsocksAuth.port }, judge.httpUrl)).rejects.toBeInstanceOf(ProxyError);
     });
 
+    it("a target name goes to the proxy unresolved (SOCKS4a, SOCKS5 and CONNECT resolve it themselves)", async () => {
+      const server = net.createServer((socket) => socket.end("hello from 127.0.0.1\n"));
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      const { port } = server.address() as net.AddressInfo;
+      // This guard can only resolve the proxies' literals: any lookup of the target name would fail the dial.
+      const noLookups = new OutboundGuard({ allowPrivateNetworkTargets: true, resolveAll: () => Promise.reject(new Error("Roost resolved a target name")) });
+      try {
+        for (const proxy of [endpoint(microsocks), endpoint(dante, { protocol: "socks5" }), endpoint(tinyproxy)]) {
+          const socket = await dialThroughProxy({ proxy, target: { host: "localhost", port }, deadlineMs: 5000, guard: noLookups });
+          const text = await new Promise<string>((resolve, reject) => {
+            let received = "";
+            socket.setEncoding("utf8");
+            socket.on("data", (chunk: string) => (received += chunk));
+            socket.once("end", () => resolve(received));
+            socket.once("error", reject);
+          });
+          expect(text).toBe("hello from 127.0.0.1\n");
+        }
+      } finally {
+        server.close();
+      }
+    });
+
     it("dialThroughProxy hands back a raw tunnel the caller can speak through", async () => {
       const socket = await dialThroughProxy({ proxy: endpoint(microsocks), target: { host: judge.host, port: judge.httpPort }, deadlineMs: 5000, guard: open });
       const answer = await new Promise<string>((resolve, reject) => {
