@@ -52,7 +52,7 @@ function authority(host: string, port: number): string {
  * The target as the proxy should see it: a literal in any numeric form is
  * checked by the guard and sent canonical; a name goes to the proxy unresolved.
  */
-function targetHost(guard: OutboundGuard, host: string): string {
+export function targetHost(guard: OutboundGuard, host: string): string {
   const bare = host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
   return guard.checkLiteral(bare)?.address ?? bare;
 }
@@ -144,20 +144,24 @@ async function socksHandshake(socket: net.Socket, address: string, proxy: ProxyE
   }
 }
 
-/** Opens a tunnel to `target` through `proxy` inside an existing deadline. */
-export async function openProxyTunnel(guard: OutboundGuard, proxy: ProxyEndpoint, target: ProxyTarget, deadline: Deadline): Promise<net.Socket> {
+/** Resolves the proxy through the guard and opens TCP to the checked address. */
+export async function connectToProxy(guard: OutboundGuard, proxy: ProxyEndpoint, deadline: Deadline): Promise<{ socket: net.Socket; address: string }> {
   const checked = await untilAborted(guard.resolve(proxy.host), deadline.signal);
-  const host = targetHost(guard, target.host);
-  let socket: net.Socket;
   try {
-    socket = await connectChecked(checked, proxy.port, deadline.signal);
+    return { socket: await connectChecked(checked, proxy.port, deadline.signal), address: checked.address };
   } catch (error) {
     if (deadline.signal.aborted) throw deadline.signal.reason;
     const reason = error instanceof Error ? error.message : String(error);
     throw new ProxyError("PROXY_UNREACHABLE", `proxy ${authority(checked.address, proxy.port)} unreachable: ${reason}`, undefined, { cause: error });
   }
+}
+
+/** Opens a tunnel to `target` through `proxy` inside an existing deadline. */
+export async function openProxyTunnel(guard: OutboundGuard, proxy: ProxyEndpoint, target: ProxyTarget, deadline: Deadline): Promise<net.Socket> {
+  const host = targetHost(guard, target.host);
+  const { socket, address } = await connectToProxy(guard, proxy, deadline);
   if (proxy.protocol === "http") return httpConnect(socket, proxy, host, target.port, deadline.signal);
-  return socksHandshake(socket, checked.address, proxy, host, target.port, deadline);
+  return socksHandshake(socket, address, proxy, host, target.port, deadline);
 }
 
 /**

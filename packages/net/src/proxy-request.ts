@@ -1,11 +1,11 @@
 import http, { type IncomingHttpHeaders, type OutgoingHttpHeaders } from "node:http";
 import net from "node:net";
 
-import { Deadline, untilAborted } from "./deadline.js";
-import { connectChecked, startTls, type GuardedTlsOptions } from "./guarded-connect.js";
+import { Deadline } from "./deadline.js";
+import { startTls, type GuardedTlsOptions } from "./guarded-connect.js";
 import { ProxyError } from "./outbound-errors.js";
 import type { OutboundGuard } from "./outbound-guard.js";
-import { basicProxyAuthorization, openProxyTunnel, type ProxyEndpoint } from "./proxy-dialer.js";
+import { basicProxyAuthorization, connectToProxy, openProxyTunnel, targetHost, type ProxyEndpoint } from "./proxy-dialer.js";
 
 export interface ProxyRequestOptions {
   proxy: ProxyEndpoint;
@@ -93,11 +93,9 @@ export async function requestThroughProxy(options: ProxyRequestOptions): Promise
     const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     const { proxy, guard } = options;
     if (proxy.protocol === "http" && !secure) {
-      const checked = await untilAborted(guard.resolve(proxy.host), deadline.signal);
-      guard.checkLiteral(url.hostname.replace(/^\[|\]$/g, ""));
-      const socket = await connectChecked(checked, proxy.port, deadline.signal).catch((error: unknown) => {
-        throw deadline.signal.aborted ? deadline.signal.reason : new ProxyError("PROXY_UNREACHABLE", `proxy unreachable: ${String(error)}`, undefined, { cause: error });
-      });
+      // Refuses a reserved literal target; the URL parser already wrote numeric forms canonically.
+      targetHost(guard, url.hostname);
+      const { socket } = await connectToProxy(guard, proxy, deadline);
       const auth = basicProxyAuthorization(proxy);
       return await exchange(socket, socket, url.href, auth ? { ...headers, "proxy-authorization": auth } : headers, maxBodyBytes, deadline);
     }
