@@ -37,6 +37,8 @@ export interface DialThroughProxyOptions {
 /** Largest CONNECT answer head read before the proxy counts as broken. */
 const MAX_CONNECT_HEAD_BYTES = 16 * 1024;
 const HEAD_END = Buffer.from("\r\n\r\n");
+/** Letters, digits, `-`, `_` and dots, at most 253 characters (IDNs arrive as punycode). */
+const VALID_HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.?$/;
 
 /** `Basic …` for a proxy with credentials, else undefined. */
 export function basicProxyAuthorization(proxy: ProxyEndpoint): string | undefined {
@@ -54,7 +56,11 @@ function authority(host: string, port: number): string {
  */
 export function targetHost(guard: OutboundGuard, host: string): string {
   const bare = host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
-  return guard.checkLiteral(bare)?.address ?? bare;
+  const literal = guard.checkLiteral(bare);
+  if (literal) return literal.address;
+  // A name ends up in a CONNECT line or a SOCKS request: nothing but DNS characters may pass.
+  if (!VALID_HOST_NAME.test(bare)) throw new TypeError(`not a host name: ${JSON.stringify(bare.slice(0, 80))}`);
+  return bare;
 }
 
 function httpConnect(socket: net.Socket, proxy: ProxyEndpoint, host: string, port: number, signal: AbortSignal): Promise<net.Socket> {
@@ -128,8 +134,9 @@ async function socksHandshake(socket: net.Socket, address: string, proxy: ProxyE
         host: address,
         port: proxy.port,
         type: proxy.protocol === "socks4" ? 4 : 5,
-        ...(proxy.username !== undefined ? { userId: proxy.username } : {}),
-        ...(proxy.password !== undefined && proxy.protocol === "socks5" ? { password: proxy.password } : {}),
+        // Empty strings mean no credentials, as stored for proxies uploaded without them.
+        ...(proxy.username ? { userId: proxy.username } : {}),
+        ...(proxy.username && proxy.protocol === "socks5" ? { password: proxy.password ?? "" } : {}),
       },
       destination: { host, port },
       existing_socket: socket,
