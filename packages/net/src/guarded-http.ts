@@ -12,7 +12,7 @@ export interface GuardedGetOptions {
   timeoutMs: number;
   /** The body may hold at most this many bytes; more is a ResponseTooLargeError. */
   maxBytes: number;
-  /** Redirects followed, each re-checked by the guard. @defaultValue 5 */
+  /** Redirects followed, each re-checked by the guard; credentials headers are dropped when the origin changes. @defaultValue 5 */
   maxRedirects?: number;
   headers?: Record<string, string>;
   tls?: GuardedTlsOptions;
@@ -65,13 +65,13 @@ function readBody(response: IncomingMessage, maxBytes: number, signal: AbortSign
   });
 }
 
-function requestOnce(url: URL, target: CheckedTarget, options: GuardedGetOptions, signal: AbortSignal): Promise<IncomingMessage> {
+function requestOnce(url: URL, target: CheckedTarget, headers: Record<string, string> | undefined, options: GuardedGetOptions, signal: AbortSignal): Promise<IncomingMessage> {
   return new Promise<IncomingMessage>((resolve, reject) => {
     const secure = url.protocol === "https:";
     const request = (secure ? https : http).request(url, {
       method: "GET",
       agent: false,
-      headers: options.headers,
+      headers,
       lookup: pinnedLookup(target),
       signal,
       ...(secure ? options.tls : {}),
@@ -88,15 +88,16 @@ function requestOnce(url: URL, target: CheckedTarget, options: GuardedGetOptions
  * followed up to `maxRedirects`, each checked anew.
  */
 export async function guardedGet(guard: OutboundGuard, url: string | URL, options: GuardedGetOptions): Promise<GuardedResponse> {
-  const deadline = new Deadline(options.timeoutMs, options.signal);
+  let current = new URL(url);
+  if (!isHttp(current)) throw new TypeError(`unsupported URL scheme ${current.protocol}`);
   const maxRedirects = options.maxRedirects ?? 5;
   const redirects: string[] = [];
-  let current = new URL(url);
+  let headers = options.headers;
+  const deadline = new Deadline(options.timeoutMs, options.signal);
   try {
     for (;;) {
-      if (current.protocol !== "http:" && current.protocol !== "https:") throw new BadRedirectError(current.href);
       const target = await untilAborted(guard.resolve(current.hostname), deadline.signal);
-      const response = await requestOnce(current, target, options, deadline.signal);
+      const response = await requestOnce(current, target, headers, options, deadline.signal);
       const status = response.statusCode ?? 0;
       const location = response.headers.location;
       if (REDIRECT_STATUSES.has(status) && location !== undefined) {
@@ -108,6 +109,9 @@ export async function guardedGet(guard: OutboundGuard, url: string | URL, option
         } catch {
           throw new BadRedirectError(location);
         }
+        if (!isHttp(next)) throw new BadRedirectError(next.href);
+        // Credentials stay with the origin they were meant for (a download redirected to a storage host).
+        if (next.origin !== current.origin) headers = withoutCredentials(headers);
         redirects.push(next.href);
         current = next;
         continue;
@@ -118,4 +122,15 @@ export async function guardedGet(guard: OutboundGuard, url: string | URL, option
   } finally {
     deadline.clear();
   }
+}
+
+function isHttp(url: URL): boolean {
+  return url.protocol === "http:" || url.protocol === "https:";
+}
+
+const CREDENTIAL_HEADERS = new Set(["authorization", "cookie", "proxy-authorization"]);
+
+function withoutCredentials(headers: Record<string, string> | undefined): Record<string, string> | undefined {
+  if (!headers) return headers;
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => !CREDENTIAL_HEADERS.has(name.toLowerCase())));
 }

@@ -89,11 +89,11 @@ describe("outbound guard at dial time (guard on)", () => {
     const before = v4.connections();
     const url = `http://${form}:${v4.port}/judge`;
     for (const attempt of [
-      guardedGet(guard, url, { timeoutMs: 2000, maxBytes: 1024 }),
-      guardedConnect(guard, { host: form.replace(/^\[|\]$/g, ""), port: v4.port, timeoutMs: 2000 }),
-      requestThroughProxy({ proxy: { protocol: "http", host: form, port: v4.port }, url: "http://example.com/", guard, deadlineMs: 2000 }),
+      () => guardedGet(guard, url, { timeoutMs: 2000, maxBytes: 1024 }),
+      () => guardedConnect(guard, { host: form.replace(/^\[|\]$/g, ""), port: v4.port, timeoutMs: 2000 }),
+      () => requestThroughProxy({ proxy: { protocol: "http", host: form, port: v4.port }, url: "http://example.com/", guard, deadlineMs: 2000 }),
     ]) {
-      const error = await caught(attempt);
+      const error = await caught(attempt());
       expect(error).toBeInstanceOf(OutboundBlockedError);
       expect(error).toMatchObject({ reason: "loopback", address: expect.stringMatching(/^(127\.0\.0\.1|::ffff:7f00:1)$/) });
     }
@@ -200,6 +200,26 @@ describe("guarded GET: redirects, pinning, limits", () => {
     const okUrl = `http://${ALLOWED}:${allowed.port}/ok`;
     const answer = await guardedGet(guard, to(okUrl), { timeoutMs: 2000, maxBytes: 1024 });
     expect(answer).toMatchObject({ status: 200, url: okUrl, redirects: [okUrl] });
+  });
+
+  it("keeps credential headers on the same origin and drops them on another", async () => {
+    const other = await countingServer(ALLOWED);
+    try {
+      const headers = { authorization: "Basic c2VjcmV0", cookie: "session=1", "x-keep": "yes" };
+      await guardedGet(guard, to(`http://${ALLOWED}:${allowed.port}/ok`), { timeoutMs: 2000, maxBytes: 1024, headers });
+      expect(allowed.requests.at(-1)?.headers).toMatchObject({ authorization: "Basic c2VjcmV0", cookie: "session=1", "x-keep": "yes" });
+      await guardedGet(guard, to(`http://${ALLOWED}:${other.port}/`), { timeoutMs: 2000, maxBytes: 1024, headers });
+      expect(other.requests).toHaveLength(1);
+      expect(other.requests[0]?.headers["x-keep"]).toBe("yes");
+      expect(other.requests[0]?.headers.authorization).toBeUndefined();
+      expect(other.requests[0]?.headers.cookie).toBeUndefined();
+    } finally {
+      await other.close();
+    }
+  });
+
+  it("refuses a first URL that is not http(s)", async () => {
+    await expect(guardedGet(guard, "ftp://example.com/", { timeoutMs: 2000, maxBytes: 1024 })).rejects.toBeInstanceOf(TypeError);
   });
 
   it("stops after maxRedirects", async () => {
