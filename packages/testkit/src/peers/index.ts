@@ -1,0 +1,10 @@
+export { findPeerBinary, makePeerDir, peerBinariesAvailable, requirePeerBinary, startPeerProcess } from "./peer-process.js";
+export type { PeerDir, PeerProcess, PeerProcessOptions } from "./peer-process.js";
+export { PEER_EGRESS, startDante, startMicrosocks, startSquid, startTinyproxy } from "./proxy-peers.js";
+export type { DanteOptions, MicrosocksOptions, PeerCredentials, ProxyPeer, SquidOptions, TinyproxyMode, TinyproxyOptions } from "./proxy-peers.js";
+export { startNginxJudge } from "./nginx-judge.js";
+export type { NginxJudge, NginxJudgeOptions } from "./nginx-judge.js";
+export { createTestCertificate } from "./test-ca.js";
+export type { TestCertificate } from "./test-ca.js";
+export { closedPort, startTarpit } from "./tarpit.js";
+export type { Tarpit } from "./tarpit.js";

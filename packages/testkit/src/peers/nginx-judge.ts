@@ -1,0 +1,93 @@
+import { existsSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+
+import { freePort } from "../wait-for.js";
+import { makePeerDir, requirePeerBinary, startPeerProcess } from "./peer-process.js";
+import { createTestCertificate } from "./test-ca.js";
+
+const ECHO_MODULE = "/usr/lib/nginx/modules/ngx_http_echo_module.so";
+
+export interface NginxJudge {
+  /** The loopback address the judge listens on (not 127.0.0.1, so a leaked client address stands out). */
+  host: string;
+  httpPort: number;
+  httpsPort: number;
+  /** `http://host:port/judge`: answers `REMOTE_ADDR = <client>` and the request's raw headers. */
+  httpUrl: string;
+  httpsUrl: string;
+  /** PEM of the CA that signed the https certificate (SAN: the host's IP and localhost). */
+  caPem: string;
+  caFile: string;
+  stop(): Promise<void>;
+}
+
+export interface NginxJudgeOptions {
+  /** @defaultValue "127.0.0.9" */
+  host?: string;
+}
+
+/**
+ * nginx as an azenv-like judge on http and https. `/judge` echoes the client
+ * address and the request headers (echo module; without it, the main headers
+ * by name); `/redirect?to=URL` answers 302 to URL.
+ */
+export async function startNginxJudge(options: NginxJudgeOptions = {}): Promise<NginxJudge> {
+  const binary = requirePeerBinary("nginx");
+  const host = options.host ?? "127.0.0.9";
+  const dir = await makePeerDir("nginx");
+  try {
+    const httpPort = await freePort();
+    const httpsPort = await freePort();
+    const cert = await createTestCertificate(dir.path, [host], ["localhost"]);
+    const echo = existsSync(ECHO_MODULE);
+    const judgeBody = echo
+      ? ['echo "REMOTE_ADDR = $remote_addr";', "echo $echo_client_request_headers;"]
+      : ['return 200 "REMOTE_ADDR = $remote_addr\\nHTTP_HOST = $http_host\\nHTTP_USER_AGENT = $http_user_agent\\nHTTP_VIA = $http_via\\nHTTP_X_FORWARDED_FOR = $http_x_forwarded_for\\nHTTP_X_TINYPROXY = $http_x_tinyproxy\\n";'];
+    const path = (name: string): string => join(dir.path, name);
+    const config = [
+      ...(echo ? [`load_module ${ECHO_MODULE};`] : []),
+      "daemon off;",
+      "worker_processes 1;",
+      `pid ${path("nginx.pid")};`,
+      `error_log ${path("error.log")} warn;`,
+      "events { worker_connections 512; }",
+      "http {",
+      "  access_log off;",
+      `  client_body_temp_path ${path("client_body")};`,
+      `  proxy_temp_path ${path("proxy")};`,
+      `  fastcgi_temp_path ${path("fastcgi")};`,
+      `  uwsgi_temp_path ${path("uwsgi")};`,
+      `  scgi_temp_path ${path("scgi")};`,
+      "  server {",
+      `    listen ${host}:${httpPort};`,
+      `    listen ${host}:${httpsPort} ssl;`,
+      `    ssl_certificate ${cert.certFile};`,
+      `    ssl_certificate_key ${cert.keyFile};`,
+      "    location = /judge {",
+      "      default_type text/plain;",
+      ...judgeBody.map((line) => `      ${line}`),
+      "    }",
+      "    location = /redirect { return 302 $arg_to; }",
+      "    location / { return 404; }",
+      "  }",
+      "}",
+    ].join("\n");
+    await writeFile(path("nginx.conf"), `${config}\n`);
+    const daemon = await startPeerProcess({ name: "nginx", command: binary, args: ["-p", dir.path, "-c", path("nginx.conf"), "-e", path("error.log")], port: httpPort, host });
+    let stopping: Promise<void> | undefined;
+    return {
+      host,
+      httpPort,
+      httpsPort,
+      httpUrl: `http://${host}:${httpPort}/judge`,
+      httpsUrl: `https://${host}:${httpsPort}/judge`,
+      caPem: cert.caPem,
+      caFile: cert.caFile,
+      stop: () => (stopping ??= daemon.stop().finally(() => dir.remove())),
+    };
+  } catch (error) {
+    await dir.remove();
+    throw error;
+  }
+}
