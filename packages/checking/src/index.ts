@@ -1,4 +1,14 @@
+export { addressesIn, createAnonymityClassifier } from "./anonymity.js";
+export type { AnonymityLevel } from "./anonymity.js";
+export { CHECK_PROTOCOLS, runCheckBatch } from "./check-batch.js";
+export type { CheckBatchDeps, CheckBatchOutcome, CheckerSettings, CheckProtocol } from "./check-batch.js";
+export { writeCheckResults } from "./check-results.repository.js";
+export type { ProtocolCheck, ProxyVerdict } from "./check-results.repository.js";
 export { claimDueChecks } from "./check-schedule.repository.js";
 export type { ClaimedBatch, ClaimOptions } from "./check-schedule.repository.js";
 export { DEFAULT_CHECK_BATCH_SIZE, runCheckTick } from "./check-scheduler.js";
 export type { CheckSchedulerOptions, CheckTickResult } from "./check-scheduler.js";
+export { compileJudgeRegex, defaultJudgeMatcher, JUDGE_BODY_LIMIT_BYTES, JudgeRegexError, judgeRegexProblem, SAVED_BODY_LIMIT_BYTES } from "./judge-answer.js";
+export { OwnAddress } from "./own-address.js";
+export { ProbeLimiter } from "./probe-limiter.js";
+export { dropExpiredStatistics, ensureStatisticsPartitions } from "./statistics-partitions.js";

@@ -1,0 +1,130 @@
+import type pg from "pg";
+
+/** One protocol probed once: a statistic row (and its capped body when responses are saved). */
+export interface ProtocolCheck {
+  proxyId: number;
+  protocol: string;
+  alive: boolean;
+  /** 0-based attempt that decided (equals `retries` on total failure). */
+  attempt: number;
+  responseMs: number;
+  anonymity: string;
+  judgeUrl: string;
+  regex: string;
+  /** The judge's answer, capped; null when responses are not saved or nothing arrived. */
+  body: string | null;
+}
+
+/** A proxy's state after the check, from the protocols probed this time. */
+export interface ProxyVerdict {
+  proxyId: number;
+  /** Bits of the protocols probed (skipped ones keep their previous state). */
+  probedMask: number;
+  aliveMask: number;
+  /** Of the best (fastest) alive protocol; ignored when none is alive. */
+  responseMs: number;
+  anonymity: string;
+  attempt: number;
+}
+
+/**
+ * Writes one batch's results for one user in one transaction, set-based:
+ * statistics (and bodies), the per-protocol latest status, the proxies rows,
+ * and the daily roll-ups. Proxies deleted meanwhile are skipped. Returns the
+ * ids whose rows were updated.
+ */
+export async function writeCheckResults(
+  pool: Pick<pg.Pool, "connect">,
+  userId: number,
+  checks: readonly ProtocolCheck[],
+  verdicts: readonly ProxyVerdict[],
+  { intervalSeconds }: { intervalSeconds: number },
+): Promise<number[]> {
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    if (checks.length > 0) await writeChecks(client, userId, checks);
+    const { rows } = await client.query<{ id: number }>(
+      `UPDATE proxies p SET
+          alive_protocols = (p.alive_protocols & ~v.probed) | v.alive_mask,
+          alive = ((p.alive_protocols & ~v.probed) | v.alive_mask) <> 0,
+          response_time = CASE WHEN v.alive_mask <> 0 THEN v.response_time WHEN (p.alive_protocols & ~v.probed) <> 0 THEN p.response_time ELSE 0 END,
+          anonymity_level = CASE WHEN v.alive_mask <> 0 THEN v.anonymity WHEN (p.alive_protocols & ~v.probed) <> 0 THEN p.anonymity_level ELSE 'N/A' END,
+          attempt = CASE WHEN v.alive_mask <> 0 THEN v.attempt WHEN (p.alive_protocols & ~v.probed) <> 0 THEN p.attempt ELSE NULL END,
+          consecutive_failures = CASE WHEN v.probed = 0 THEN p.consecutive_failures
+                                      WHEN ((p.alive_protocols & ~v.probed) | v.alive_mask) <> 0 THEN 0 ELSE p.consecutive_failures + 1 END,
+          latest_check = CASE WHEN v.probed = 0 THEN p.latest_check ELSE now() END,
+          next_check_at = now() + make_interval(secs => $3)
+         FROM unnest($2::int[], $4::smallint[], $5::smallint[], $6::int[], $7::text[], $8::int[]) AS v(id, probed, alive_mask, response_time, anonymity, attempt)
+        WHERE p.id = v.id AND p.user_id = $1
+        RETURNING p.id`,
+      [
+        userId,
+        verdicts.map((v) => v.proxyId),
+        intervalSeconds,
+        verdicts.map((v) => v.probedMask),
+        verdicts.map((v) => v.aliveMask),
+        verdicts.map((v) => v.responseMs),
+        verdicts.map((v) => v.anonymity),
+        verdicts.map((v) => v.attempt),
+      ],
+    );
+    await client.query("COMMIT");
+    return rows.map((r) => r.id).sort((a, b) => a - b);
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+async function writeChecks(client: pg.PoolClient, userId: number, checks: readonly ProtocolCheck[]): Promise<void> {
+  const columns = [
+    userId,
+    checks.map((c) => c.proxyId),
+    checks.map((c) => c.protocol),
+    checks.map((c) => c.alive),
+    checks.map((c) => c.attempt),
+    checks.map((c) => c.responseMs),
+    checks.map((c) => c.anonymity),
+    checks.map((c) => c.judgeUrl),
+    checks.map((c) => c.regex),
+    checks.map((c) => c.body),
+  ];
+  // One statement: the batch's checks of proxies that still exist, their statistics and bodies, the latest
+  // status per protocol, and the day's roll-ups (one row per user and per judge, not one per check).
+  await client.query(
+    `WITH t AS (
+       SELECT c.* FROM unnest($2::int[], $3::text[], $4::bool[], $5::int[], $6::int[], $7::text[], $8::text[], $9::text[], $10::text[])
+                AS c(proxy_id, protocol, alive, attempt, response_time, anonymity, judge, regex, body)
+        WHERE EXISTS (SELECT 1 FROM proxies p WHERE p.id = c.proxy_id AND p.user_id = $1)
+     ), stats AS (
+       INSERT INTO proxy_statistics (proxy_id, user_id, protocol, alive, attempt, response_time, anonymity_level, judge_url, regex, created_at)
+       SELECT proxy_id, $1, protocol, alive, attempt, response_time, anonymity, judge, regex, now() FROM t
+       RETURNING id, created_at, proxy_id, protocol
+     ), bodies AS (
+       INSERT INTO proxy_statistic_responses (statistic_id, created_at, body)
+       SELECT s.id, s.created_at, t.body FROM stats s JOIN t ON t.proxy_id = s.proxy_id AND t.protocol = s.protocol WHERE t.body IS NOT NULL
+     ), status AS (
+       INSERT INTO proxy_protocol_status (proxy_id, protocol, alive, attempt, response_time, anonymity_level, judge_url, check_count, success_count, checked_at)
+       SELECT proxy_id, protocol, alive, attempt, response_time, anonymity, judge, 1, alive::int, now() FROM t
+       ON CONFLICT (proxy_id, protocol) DO UPDATE SET
+         alive = EXCLUDED.alive, attempt = EXCLUDED.attempt, response_time = EXCLUDED.response_time,
+         anonymity_level = EXCLUDED.anonymity_level, judge_url = EXCLUDED.judge_url, checked_at = EXCLUDED.checked_at,
+         check_count = proxy_protocol_status.check_count + 1, success_count = proxy_protocol_status.success_count + EXCLUDED.success_count
+     ), user_day AS (
+       INSERT INTO user_daily_stats (user_id, day, checks, alive_checks)
+       SELECT $1, (now() AT TIME ZONE 'UTC')::date, count(*), count(*) FILTER (WHERE alive) FROM t HAVING count(*) > 0
+       ON CONFLICT (user_id, day) DO UPDATE SET checks = user_daily_stats.checks + EXCLUDED.checks,
+                                                alive_checks = user_daily_stats.alive_checks + EXCLUDED.alive_checks
+     )
+     INSERT INTO judge_daily_stats (user_id, day, judge_url, elite, anonymous, transparent)
+     SELECT $1, (now() AT TIME ZONE 'UTC')::date, judge, count(*) FILTER (WHERE anonymity = 'elite'),
+            count(*) FILTER (WHERE anonymity = 'anonymous'), count(*) FILTER (WHERE anonymity = 'transparent')
+       FROM t WHERE alive GROUP BY judge
+     ON CONFLICT (user_id, day, judge_url) DO UPDATE SET elite = judge_daily_stats.elite + EXCLUDED.elite,
+       anonymous = judge_daily_stats.anonymous + EXCLUDED.anonymous, transparent = judge_daily_stats.transparent + EXCLUDED.transparent`,
+    columns,
+  );
+}
