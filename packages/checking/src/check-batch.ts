@@ -1,9 +1,10 @@
+import { compileJudgeRegex } from "@roost/global-config";
 import type { Logger } from "@roost/observability";
 import { requestThroughProxy, type GuardedTlsOptions, type OutboundGuard, type ProxyEndpoint } from "@roost/net";
 import type pg from "pg";
 import { createAnonymityClassifier, type AnonymityLevel } from "./anonymity.js";
 import { writeCheckResults, type ProtocolCheck, type ProxyVerdict } from "./check-results.repository.js";
-import { compileJudgeRegex, defaultJudgeMatcher, JUDGE_BODY_LIMIT_BYTES, SAVED_BODY_LIMIT_BYTES } from "./judge-answer.js";
+import { defaultJudgeMatcher, JUDGE_BODY_LIMIT_BYTES, SAVED_BODY_LIMIT_BYTES } from "./judge-answer.js";
 import type { ProbeLimiter } from "./probe-limiter.js";
 
 export const CHECK_PROTOCOLS = ["http", "https", "socks4", "socks5"] as const;

@@ -8,7 +8,7 @@ export { claimDueChecks } from "./check-schedule.repository.js";
 export type { ClaimedBatch, ClaimOptions } from "./check-schedule.repository.js";
 export { DEFAULT_CHECK_BATCH_SIZE, runCheckTick } from "./check-scheduler.js";
 export type { CheckSchedulerOptions, CheckTickResult } from "./check-scheduler.js";
-export { compileJudgeRegex, defaultJudgeMatcher, JUDGE_BODY_LIMIT_BYTES, JudgeRegexError, judgeRegexProblem, SAVED_BODY_LIMIT_BYTES } from "./judge-answer.js";
+export { defaultJudgeMatcher, JUDGE_BODY_LIMIT_BYTES, SAVED_BODY_LIMIT_BYTES } from "./judge-answer.js";
 export { OwnAddress } from "./own-address.js";
 export { ProbeLimiter } from "./probe-limiter.js";
 export { dropExpiredStatistics, ensureStatisticsPartitions } from "./statistics-partitions.js";

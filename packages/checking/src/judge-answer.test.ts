@@ -1,5 +1,6 @@
 import { addressesIn, createAnonymityClassifier } from "./anonymity.js";
-import { compileJudgeRegex, defaultJudgeMatcher, JudgeRegexError, judgeRegexProblem } from "./judge-answer.js";
+import { compileJudgeRegex, JudgeRegexError, judgeRegexProblem } from "@roost/global-config";
+import { defaultJudgeMatcher } from "./judge-answer.js";
 
 describe("judge regexes", () => {
   it("run with RE2 semantics and refuse what RE2 cannot do in linear time", () => {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { judgeRegexProblem } from "./judge-regex.js";
 import { normalizeBlacklistEntry } from "./website-blacklist.js";
 
 /**
@@ -28,15 +29,8 @@ export const judgeSchema = z.strictObject({
   regex: z
     .string()
     .max(1024)
-    .refine((value) => {
-      if (value === "default") return true;
-      try {
-        new RegExp(value);
-        return true;
-      } catch {
-        return false;
-      }
-    }, "must be `default` or a valid regular expression"),
+    // The checker runs judge regexes in RE2 (linear time): what RE2 cannot compile is refused here.
+    .refine((value) => judgeRegexProblem(value) === null, "must be `default` or a regular expression RE2 accepts (no lookaround or backreferences)"),
 });
 
 const headerName = z.string().trim().min(1).max(128).regex(/^[A-Za-z0-9-]+$/, "must be an HTTP header name");

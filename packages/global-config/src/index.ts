@@ -14,3 +14,4 @@ export { deepMerge, isPlainObject, pickKnownKeys } from "./deep-merge.js";
 export { isBlockedUrl, normalizeBlacklistEntry } from "./website-blacklist.js";
 export { findBlockedUrls, hasBlockedUrls } from "./blocked-urls.js";
 export type { BlockedUrls } from "./blocked-urls.js";
+export { compileJudgeRegex, JudgeRegexError, judgeRegexProblem } from "./judge-regex.js";

@@ -109,6 +109,7 @@ describe("global settings", () => {
       [{ website_blacklist: ["https://evil.com/path"] }, /website_blacklist\.0/],
       [{ scraper: { scrape_sites: ["ftp://lists.example.org/"] } }, /scraper\.scrape_sites\.0/],
       [{ checker: { judges: [{ url: "http://j.example.org/", regex: "(unclosed" }] } }, /checker\.judges\.0\.regex/],
+      [{ checker: { judges: [{ url: "http://j.example.org/", regex: "(?<=x)y" }] } }, /checker\.judges\.0\.regex/],
       [{ rotating_proxies: { port_start: 30000, port_end: 20000 } }, /rotating_proxies/],
       // One good key does not get through next to a bad one.
       [{ checker: { retries: 5 }, scraper: { timeout_ms: "slow" } }, /scraper\.timeout_ms/],

@@ -153,6 +153,8 @@ describe("user settings", () => {
     ["a judge without a URL", { judges: [{ regex: "default" }] }],
     ["a judge with a bad URL", { judges: [{ url: "not a url", regex: "default" }] }],
     ["a judge with a bad regex", { judges: [{ url: "http://judge.example/", regex: "(" }] }],
+    ["a judge regex RE2 cannot run (lookahead)", { judges: [{ url: "http://judge.example/", regex: "(?=REMOTE)" }] }],
+    ["a judge regex RE2 cannot run (backreference)", { judges: [{ url: "http://judge.example/", regex: "(a)\\1" }] }],
     ["repeated judges", { judges: [{ url: "http://judge.example/", regex: "default" }, { url: "http://judge.example/", regex: "default" }] }],
     ["an unknown column", { proxy_list_columns: ["ip", "password"] }],
     ["a repeated column", { scrape_source_list_columns: ["url", "url"] }],
