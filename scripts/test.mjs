@@ -89,7 +89,7 @@ if (built) {
   jestTier("integration");
   jestTier("e2e", ["--runInBand"]);
   if (existsSync(join(root, "scripts", "bench.mjs"))) {
-    check("benchmark smoke run", process.execPath, [join(root, "scripts", "bench.mjs"), "--smoke"]);
+    check("benchmark smoke run", process.execPath, [join(root, "scripts", "bench.mjs"), "--smoke", "--v8-flags=both"]);
   }
 }
 

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
@@ -12,6 +13,7 @@ import { apiExport, apiUpload, sqlExport, sqlUpload, uploadLines, type BulkResul
 import { FIRST_HUNDRED, LIST_SCENARIOS, type ListScenario } from "./list-scenarios.js";
 import type { GatewayProcessData, GatewayProcessMessage, GatewayProcessRequest, GatewayWindow } from "./gateway.process.js";
 import { KeepAliveGetClient, LoopbackClient, mergeSamples, percentile, runLoad, type Samples } from "./load.js";
+import { idleServicesRss, listFlagsAB } from "./v8-flags.ab.js";
 
 /**
  * `npm run bench`: the proxy inventory at 1M rows, the API beside the raw SQL
@@ -54,21 +56,31 @@ async function main(config: BenchConfig): Promise<number> {
   out(`Roost inventory benchmark${config.smoke ? " (smoke)" : ""}: ${config.proxies.toLocaleString("en")} proxies, ${config.concurrency} clients`);
   const load = (): string => os.loadavg().map((n) => n.toFixed(2)).join(" ");
   out(`node ${process.version}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, load average ${load()} (other work on the machine skews every number)`);
+  const gatewayFlags = await gatewayNodeFlags();
+  const mainFlags = config.v8Flags === "off" ? [] : gatewayFlags;
 
   const database = await createBenchDatabase(config.adminDatabaseUrl);
   cleanups.push({ what: "database", run: () => database.drop() });
   try {
-    // The gateway, as main.ts builds it, on its own database and Redis prefix, in a child process with the services' V8 flags.
+    // The gateway, as main.ts builds it, on its own database and Redis prefix, in a child process with the gateway's V8 flags.
     const dataDir = await mkdtemp(path.join(os.tmpdir(), "roost-bench-"));
     cleanups.push({ what: "data dir", run: () => rm(dataDir, { recursive: true, force: true }) });
     /** A gateway process of its own Redis prefix, stopped (and its keys deleted) at the end. */
-    const startGateway = async (what: string): Promise<GatewayProcess> => {
-      const started = await startGatewayProcess({ databaseUrl: database.url, redisUrl: config.redisUrl, queuePrefix: `roost-bench-${randomBytes(4).toString("hex")}`, dataDir });
+    const startGateway = async (what: string, flags = mainFlags): Promise<GatewayProcess> => {
+      const data = { databaseUrl: database.url, redisUrl: config.redisUrl, queuePrefix: `roost-bench-${randomBytes(4).toString("hex")}`, dataDir };
+      const started = await startGatewayProcess(data, flags);
       cleanups.push({ what, run: () => started.stop() });
       return started;
     };
     const gateway = await startGateway("gateway");
-    out(`gateway: a child process, node ${gateway.flags.join(" ")} (scripts/service-node-flags.mjs)`);
+    out(`gateway: a child process, node ${gateway.flags.join(" ") || "(no V8 flags)"} (scripts/service-node-flags.mjs, --v8-flags=${config.v8Flags})`);
+    if (config.v8Flags === "both") {
+      out();
+      out(`Idle resident memory, each service started alone, with the gateway's V8 flags and without:`);
+      const entry = (service: "mailer" | "maintenance"): string => fileURLToPath(new URL(`../../services/${service}/dist/main.js`, import.meta.url));
+      const idle = { databaseUrl: database.url, redisUrl: config.redisUrl, queuePrefix: gateway.queuePrefix, flags: gatewayFlags, idleMs: config.idleMs, entry };
+      problems.push(...(await idleServicesRss(idle, out)));
+    }
     const address = { port: gateway.port };
     const client = new LoopbackClient(address.port, config.concurrency);
     cleanups.push({ what: "http client", run: async () => client.close() });
@@ -80,6 +92,17 @@ async function main(config: BenchConfig): Promise<number> {
       const { token } = JSON.parse(res.body.toString()) as { token: string };
       const me = await client.request("GET", "/api/checkLogin", { Authorization: `Bearer ${token}` });
       return { token, userId: (JSON.parse(me.body.toString()) as { user_id: number }).user_id, email };
+    };
+    /** A token of `email` on another gateway process (each has a JWT secret of its own). */
+    const loginOn = async (target: GatewayProcess, email: string, what: string, via?: LoopbackClient): Promise<string> => {
+      const http = via ?? new LoopbackClient(target.port, 1);
+      try {
+        const login = await http.request("POST", "/api/login", { "Content-Type": "application/json" }, Buffer.from(JSON.stringify({ email, password: PASSWORD })));
+        if (login.status !== 200) throw new Error(`login on the ${what} answered ${login.status}: ${login.body.toString()}`);
+        return (JSON.parse(login.body.toString()) as { token: string }).token;
+      } finally {
+        if (!via) http.close();
+      }
     };
     const listUser = await register();
     const uploadUser = await register();
@@ -222,6 +245,24 @@ async function main(config: BenchConfig): Promise<number> {
     listHeader();
     for (const scenario of LIST_SCENARIOS) await measureList(scenario);
     printListNotes();
+    if (config.v8Flags === "both") {
+      out();
+      out(`V8 flags A/B on the list pages: the gateway above (flags) and a second one without them, alternating in ${config.rounds} rounds per scenario:`);
+      const bare = await startGateway("gateway without V8 flags", []);
+      const bareToken = await loginOn(bare, listUser.email, "gateway without V8 flags");
+      const barePages = new KeepAliveGetClient(bare.port, { Authorization: `Bearer ${bareToken}` });
+      cleanups.push({ what: "page client of the gateway without V8 flags", run: async () => barePages.close() });
+      const warmedBare = await runLoad(jitWarmup, async (i) => {
+        const res = await barePages.get(everyScenario(i).apiPath(i));
+        if (res.status !== 200) throw new Error(`${everyScenario(i).apiPath(i)} answered ${res.status}`);
+      });
+      if (warmedBare.errors > 0) problems.push(`warm-up of the gateway without V8 flags: ${warmedBare.errors} errors (${warmedBare.firstError})`);
+      const variants = [
+        { label: "flags", flags: gateway.flags, pages, observe: gateway.observe },
+        { label: "none", flags: bare.flags, pages: barePages, observe: bare.observe },
+      ] as const;
+      problems.push(...(await listFlagsAB(variants, LIST_SCENARIOS, config, out)));
+    }
     const hundredP99 = percentile(mergeSamples(firstHundred).latenciesMs, 99);
     verdicts.push({ target: `first 100 unfiltered pages: API p99 <= ${TARGETS.firstHundredP99Ms} ms`, measured: ms(hundredP99), pass: hundredP99 <= TARGETS.firstHundredP99Ms });
     // "Any page" also covers the first page measured after the exports: its verdict is filled in there, listed here.
@@ -263,9 +304,7 @@ async function main(config: BenchConfig): Promise<number> {
     const fresh = await startGateway("second gateway");
     const freshClient = new LoopbackClient(fresh.port, config.concurrency);
     cleanups.push({ what: "second gateway's http client", run: async () => freshClient.close() });
-    const login = await freshClient.request("POST", "/api/login", { "Content-Type": "application/json" }, Buffer.from(JSON.stringify({ email: listUser.email, password: PASSWORD })));
-    if (login.status !== 200) throw new Error(`login on the second gateway answered ${login.status}: ${login.body.toString()}`);
-    const freshToken = (JSON.parse(login.body.toString()) as { token: string }).token;
+    const freshToken = await loginOn(fresh, listUser.email, "second gateway", freshClient);
     out();
     out("The exports run on a second gateway process, started for them.");
     for (const format of EXPORT_FORMATS) {
@@ -328,20 +367,21 @@ async function main(config: BenchConfig): Promise<number> {
 interface GatewayProcess {
   port: number;
   flags: string[];
+  /** Prefix of its Redis keys, deleted when it stops. */
+  queuePrefix: string;
   /** Runs `work` and reports the gateway's GC pauses and event-loop delay meanwhile. */
   observe<T>(work: () => Promise<T>): Promise<{ result: T; window: GatewayWindow }>;
   stop(): Promise<void>;
 }
 
-/** The flags `npm start` runs the services with (scripts/service-node-flags.mjs, beside bench/). */
-async function serviceNodeFlags(): Promise<string[]> {
-  const module = (await import(new URL("../../scripts/service-node-flags.mjs", import.meta.url).href)) as { SERVICE_NODE_FLAGS: string[] };
-  return module.SERVICE_NODE_FLAGS;
+/** The gateway's V8 flags, as `npm start` passes them (scripts/service-node-flags.mjs, beside bench/). */
+async function gatewayNodeFlags(): Promise<string[]> {
+  const module = (await import(new URL("../../scripts/service-node-flags.mjs", import.meta.url).href)) as { GATEWAY_NODE_FLAGS: string[] };
+  return module.GATEWAY_NODE_FLAGS;
 }
 
 /** Starts gateway.process.js; `stop()` stops the gateway, deletes its Redis keys and waits for the process. */
-async function startGatewayProcess(data: GatewayProcessData): Promise<GatewayProcess> {
-  const flags = await serviceNodeFlags();
+async function startGatewayProcess(data: GatewayProcessData, flags: string[]): Promise<GatewayProcess> {
   // A session of its own (setsid), as a service started on its own has: with the kernel's
   // autogroup scheduling each session shares CPU as one group, PostgreSQL's backends each have a
   // session, and a gateway left in the benchmark's session shared one group's share with the load
@@ -375,6 +415,7 @@ async function startGatewayProcess(data: GatewayProcessData): Promise<GatewayPro
   return {
     port: first.port,
     flags,
+    queuePrefix: data.queuePrefix,
     async observe(work) {
       const clientLoop = monitorEventLoopDelay({ resolution: 10 });
       send({ kind: "window-start" });
