@@ -10,7 +10,7 @@ import { benchConfigFromProcess, type BenchConfig } from "./bench.config.js";
 import { createBenchDatabase, seedProxies } from "./bench-database.js";
 import { cpuTimes, postgresCpuBetween, postgresCpuMs, stolenShare, type CpuTimes } from "./host.js";
 import { apiExport, apiUpload, sqlExport, sqlUpload, uploadLines, type BulkResult, type ExportBenchFormat } from "./bulk-scenarios.js";
-import { FIRST_HUNDRED, LIST_SCENARIOS, type ListScenario } from "./list-scenarios.js";
+import { FIRST_HUNDRED, LIST_SCENARIOS, pageDifferences, sqlSide, type ListScenario } from "./list-scenarios.js";
 import type { GatewayProcessData, GatewayProcessMessage, GatewayProcessRequest, GatewayWindow } from "./gateway.process.js";
 import { KeepAliveGetClient, LoopbackClient, mergeSamples, percentile, runLoad, type Samples } from "./load.js";
 import { idleServicesRss, listFlagsAB } from "./v8-flags.ab.js";
@@ -33,6 +33,12 @@ const TARGETS = {
 const EXPORT_FORMATS: readonly ExportBenchFormat[] = ["ip:port", "csv", "json"];
 
 const PASSWORD = "Bench-Password-42";
+
+/** Calls of each list scenario whose API page body is compared with the SQL side's rows before measuring. */
+const PAGE_BODY_SAMPLE = [0, 1, 57];
+
+/** Upload and export figures are the median of this many runs, API and SQL alternating. */
+const BULK_RUNS = 3;
 
 const out = (line = ""): void => {
   process.stdout.write(`${line}\n`);
@@ -105,8 +111,6 @@ async function main(config: BenchConfig): Promise<number> {
       }
     };
     const listUser = await register();
-    const uploadUser = await register();
-    const referenceUser = await register();
 
     // The raw SQL side gets the same pool size as the gateway (createDatabase's default, 10).
     const sql = new pg.Pool({ connectionString: database.url, max: 10, application_name: "roost-bench-sql" });
@@ -146,7 +150,6 @@ async function main(config: BenchConfig): Promise<number> {
     );
     const pages = new KeepAliveGetClient(address.port, { Authorization: `Bearer ${listUser.token}` });
     cleanups.push({ what: "page client", run: async () => pages.close() });
-    const apiTotals = new Map<string, number>();
     const firstHundred: Samples[] = [];
     const gatewayNotes: string[] = [];
     const cpuNotes: string[] = [];
@@ -162,7 +165,7 @@ async function main(config: BenchConfig): Promise<number> {
     };
     const jitWarmup = { concurrency: config.concurrency, requests: config.jitWarmupRequests, maxMs: 4 * config.maxScenarioMs };
     const warmedSql = await runLoad(jitWarmup, async (i) => {
-      await everyScenario(i).sql(sql, listUser.userId, i);
+      await sqlSide(sql, everyScenario(i), listUser.userId, i);
     });
     const warmedApi = await runLoad(jitWarmup, async (i) => {
       const res = await pages.get(everyScenario(i).apiPath(i));
@@ -176,15 +179,20 @@ async function main(config: BenchConfig): Promise<number> {
       const apiCall = async (i: number): Promise<void> => {
         const res = await target.pages.get(scenario.apiPath(i));
         if (res.status !== 200) throw new Error(`${scenario.apiPath(i)} answered ${res.status}: ${res.body.toString().slice(0, 200)}`);
-        if (i === 0) apiTotals.set(label, (JSON.parse(res.body.toString()) as { total: number }).total);
       };
       const sqlCall = async (i: number): Promise<void> => {
-        await scenario.sql(sql, listUser.userId, i);
+        await sqlSide(sql, scenario, listUser.userId, i);
       };
-      // Same answer first: the API's total must be the SQL's.
-      await apiCall(0);
-      const sqlTotal = await scenario.sql(sql, listUser.userId, 0);
-      if (apiTotals.get(label) !== sqlTotal) problems.push(`${label}: API total ${apiTotals.get(label)} != SQL total ${sqlTotal}`);
+      // Same answer first: on a sample of calls, the API's page body (every row, field by field, and the total) must be the SQL's.
+      for (const i of PAGE_BODY_SAMPLE) {
+        const res = await target.pages.get(scenario.apiPath(i));
+        if (res.status !== 200) {
+          problems.push(`${label}: ${scenario.apiPath(i)} answered ${res.status}`);
+          continue;
+        }
+        const differences = pageDifferences(res.body.toString(), await sqlSide(sql, scenario, listUser.userId, i));
+        if (differences.length > 0) problems.push(`${label}: ${scenario.apiPath(i)} differs from the SQL side: ${differences.join("; ")}`);
+      }
 
       const warm = { concurrency: config.concurrency, requests: config.warmupRequests, maxMs: config.maxScenarioMs };
       await runLoad(warm, sqlCall);
@@ -279,21 +287,35 @@ async function main(config: BenchConfig): Promise<number> {
     out();
     const lines = uploadLines(config.uploadLines);
     const uploadBytes = Buffer.byteLength(lines.join("\n")) + 1;
-    out(`Upload of ${config.uploadLines.toLocaleString("en")} lines (${(uploadBytes / 2 ** 20).toFixed(2)} MiB), end to end:`);
-    await settle();
+    out(
+      `Upload of ${config.uploadLines.toLocaleString("en")} lines (${(uploadBytes / 2 ** 20).toFixed(2)} MiB), end to end, ` +
+        `the median of ${BULK_RUNS} runs (API, SQL, API, ...; each into an account of its own):`,
+    );
+    // Each run gets fresh accounts, so no run finds the previous one's proxies already stored.
+    const uploadAccounts: { api: { token: string }; sql: { userId: number } }[] = [];
+    for (let run = 0; run < BULK_RUNS; run++) uploadAccounts.push({ api: await register(), sql: await register() });
     partStarted = cpuTimes();
     const apiUpCpu = new SideCpu();
-    const { result: apiUp, window: upWindow } = await apiUpCpu.during(() => gateway.observe(() => apiUpload(client, uploadUser.token, lines)));
-    await settle();
     const sqlUpCpu = new SideCpu();
-    const sqlUp = await sqlUpCpu.during(() => sqlUpload(sql, referenceUser.userId, lines));
-    partDone("upload");
-    reportBulk("upload", "lines", apiUp, sqlUp, TARGETS.uploadLinesPerSec, verdicts);
-    bulkCpu(apiUpCpu, upWindow, sqlUpCpu);
-    if (apiUp.available && apiUp.details) {
-      out(`  API details: ${JSON.stringify(apiUp.details)}`);
-      if (apiUp.rows !== config.uploadLines) problems.push(`upload: parsedCount ${apiUp.rows} != ${config.uploadLines} lines`);
+    const apiUps: (BulkResult & { details?: Record<string, number> })[] = [];
+    const sqlUps: BulkResult[] = [];
+    let upGatewayCpuMs = 0;
+    for (const accounts of uploadAccounts) {
+      await settle();
+      const { result, window } = await apiUpCpu.during(() => gateway.observe(() => apiUpload(client, accounts.api.token, lines)));
+      apiUps.push(result);
+      upGatewayCpuMs += window.cpuMs;
+      await settle();
+      sqlUps.push(await sqlUpCpu.during(() => sqlUpload(sql, accounts.sql.userId, lines)));
     }
+    partDone("upload");
+    const apiUp = medianRun(apiUps);
+    reportBulk("upload", "lines", apiUp, medianRun(sqlUps), TARGETS.uploadLinesPerSec, verdicts, { api: apiUps, sql: sqlUps });
+    bulkCpu(apiUpCpu, upGatewayCpuMs, sqlUpCpu);
+    if (apiUp.available && apiUp.details) out(`  API details (median run): ${JSON.stringify(apiUp.details)}`);
+    apiUps.forEach((up, run) => {
+      if (up.available && up.rows !== config.uploadLines) problems.push(`upload run ${run + 1}: parsedCount ${up.rows} != ${config.uploadLines} lines`);
+    });
 
     // --- export, on a second gateway started for it ---------------------------
     // A gateway whose first heavy work after starting is a large export used to run a full
@@ -309,18 +331,29 @@ async function main(config: BenchConfig): Promise<number> {
     out("The exports run on a second gateway process, started for them.");
     for (const format of EXPORT_FORMATS) {
       out();
-      out(`Export of ${config.proxies.toLocaleString("en")} rows (${format}), streamed:`);
-      await settle();
+      out(`Export of ${config.proxies.toLocaleString("en")} rows (${format}), streamed, the median of ${BULK_RUNS} runs (SQL, API, SQL, ...):`);
       partStarted = cpuTimes();
       const sqlOutCpu = new SideCpu();
-      const sqlOut = await sqlOutCpu.during(() => sqlExport(sql, listUser.userId, format));
       const apiOutCpu = new SideCpu();
-      const { result: apiOut, window: outWindow } = await apiOutCpu.during(() => fresh.observe(() => apiExport(freshClient, freshToken, format)));
+      const sqlOuts: BulkResult[] = [];
+      const apiOuts: BulkResult[] = [];
+      let outGatewayCpuMs = 0;
+      for (let run = 0; run < BULK_RUNS; run++) {
+        await settle();
+        sqlOuts.push(await sqlOutCpu.during(() => sqlExport(sql, listUser.userId, format)));
+        const { result, window } = await apiOutCpu.during(() => fresh.observe(() => apiExport(freshClient, freshToken, format)));
+        apiOuts.push(result);
+        outGatewayCpuMs += window.cpuMs;
+      }
       partDone(`export ${format}`);
-      reportBulk(`export ${format}`, "rows", apiOut, sqlOut, TARGETS.exportRowsPerSec, verdicts);
-      bulkCpu(apiOutCpu, outWindow, sqlOutCpu);
-      if (apiOut.available && apiOut.rows !== config.proxies) problems.push(`export ${format}: ${apiOut.rows} rows != ${config.proxies}`);
-      if (sqlOut.rows !== config.proxies) problems.push(`export ${format}: SQL side read ${sqlOut.rows} rows != ${config.proxies}`);
+      reportBulk(`export ${format}`, "rows", medianRun(apiOuts), medianRun(sqlOuts), TARGETS.exportRowsPerSec, verdicts, { api: apiOuts, sql: sqlOuts });
+      bulkCpu(apiOutCpu, outGatewayCpuMs, sqlOutCpu);
+      for (let run = 0; run < BULK_RUNS; run++) {
+        const apiOut = apiOuts[run];
+        const sqlOut = sqlOuts[run];
+        if (apiOut?.available && apiOut.rows !== config.proxies) problems.push(`export ${format} run ${run + 1}: ${apiOut.rows} rows != ${config.proxies}`);
+        if (sqlOut && sqlOut.rows !== config.proxies) problems.push(`export ${format} run ${run + 1}: SQL side read ${sqlOut.rows} rows != ${config.proxies}`);
+      }
     }
 
     // --- the first page on the gateway that ran the exports ------------------
@@ -482,12 +515,31 @@ class SideCpu {
   }
 }
 
-/** Where a bulk part's CPU went on each side, in ms (both cores give 2,000 ms a second). */
-function bulkCpu(api: SideCpu, window: GatewayWindow, raw: SideCpu): void {
-  out(`  CPU, ms: API ${api.total(window.cpuMs)}; SQL ${raw.total()}`);
+/** Where a bulk part's CPU went on each side, all runs together, in ms (both cores give 2,000 ms a second). */
+function bulkCpu(api: SideCpu, gatewayMs: number, raw: SideCpu): void {
+  out(`  CPU of the ${BULK_RUNS} runs together, ms: API ${api.total(gatewayMs)}; SQL ${raw.total()}`);
 }
 
-function reportBulk(name: string, unit: string, api: BulkResult & { note?: string }, raw: BulkResult, target: number, verdicts: Verdict[]): void {
+/** The run of median time; a run without an answer, if any, since then there is no figure to give. */
+function medianRun<T extends BulkResult>(runs: readonly T[]): T {
+  const failed = runs.find((run) => !run.available);
+  const sorted = [...runs].sort((x, y) => x.ms - y.ms);
+  const median = failed ?? sorted[Math.floor(sorted.length / 2)];
+  if (!median) throw new Error("no runs");
+  return median;
+}
+
+function reportBulk(
+  name: string,
+  unit: string,
+  api: BulkResult & { note?: string },
+  raw: BulkResult,
+  target: number,
+  verdicts: Verdict[],
+  runs: { api: readonly BulkResult[]; sql: readonly BulkResult[] },
+): void {
+  const times = (side: readonly BulkResult[]): string => side.map((run) => (run.available ? run.ms.toFixed(1) : "n/a")).join(" / ");
+  out(`  runs, ms: SQL ${times(runs.sql)}; API ${times(runs.api)}`);
   const sqlRate = rate(raw.rows, raw.ms);
   out(`  SQL  ${kilo(sqlRate).padStart(6)} ${unit}/s  (${raw.rows.toLocaleString("en")} ${unit} in ${ms(raw.ms)})`);
   if (!api.available) {
