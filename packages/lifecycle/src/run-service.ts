@@ -73,6 +73,8 @@ export function runService<C extends ServiceLogConfig>(entry: ServiceEntry<C>, p
       void shutdown.run(signal).then((clean) => proc.exit(clean ? 0 : 1));
     });
   }
-  const started = entry.start({ config, logger, shutdown, stopping: () => stopping }).catch(fail);
+  const started = Promise.resolve()
+    .then(() => entry.start({ config, logger, shutdown, stopping: () => stopping }))
+    .catch(fail);
   return { started };
 }
