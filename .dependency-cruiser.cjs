@@ -1,9 +1,6 @@
-/**
- * Dependency rules (npm test, beside madge). Services depend on packages,
- * never on each other, except all-in-one, the composition root; bench/ and
- * test/ drive services and may import them. Paths resolve to sources through
- * tsconfig.tests.json, so `@roost/service-*` imports count like relative ones.
- */
+// Dependency rules (npm test, beside madge); docs/architecture.md lists them. Imports
+// resolve to sources through tsconfig.tests.json, so `@roost/service-*` counts like a
+// relative import. all-in-one (the composition root), bench/ and test/ may import services.
 module.exports = {
   forbidden: [
     {

@@ -9,10 +9,9 @@
  *   postgresql://postgres@127.0.0.1:5432/postgres.
  * - BENCH_REDIS_URL: Redis for the gateway, used under a prefix of its own
  *   that is deleted at the end; redis://127.0.0.1:6379.
- * - `--v8-flags=on|off|both` or BENCH_V8_FLAGS: the gateway with its V8 flags
- *   (on, the default), without (off), or both: the run as with `on`, plus an
- *   A/B of the list pages on a second gateway without them and the idle RSS
- *   of a mailer and a maintenance worker with and without them.
+ * - `--v8-flags=on|off|both` or BENCH_V8_FLAGS: gateways with the gateway's V8
+ *   flags (on, default) or without (off); both adds an A/B of them
+ *   (docs/benchmarks.md, Method).
  */
 export type V8FlagsMode = "on" | "off" | "both";
 const V8_FLAG_MODES: readonly V8FlagsMode[] = ["on", "off", "both"];

@@ -42,12 +42,8 @@ export interface SqlSideStatements {
 }
 
 /**
- * The SQL side's statements for a scenario's i-th call. Today the page is the
- * standard deferred join (or, as the API reads them, the schema's
- * `roost_proxy_page_ids` / `roost_proxy_status_page_ids` in a prepared
- * statement) and the total comes from `user_proxy_counts` or count(*), a
- * second statement. This is the seam for sending the API's own single
- * statement once its builder lives in a package the benchmark may import.
+ * The seam for the SQL side's statement: today a page statement and a total statement (not
+ * the API's single one); it returns the API's statement once its builder is in a package.
  */
 export function sqlSideStatements(scenario: ListScenario, userId: number, i: number): SqlSideStatements {
   const { filter } = scenario;

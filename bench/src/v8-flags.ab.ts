@@ -7,9 +7,8 @@ import { mergeSamples, percentile, runLoad, type KeepAliveGetClient, type Sample
 import type { ListScenario } from "./list-scenarios.js";
 
 /**
- * `--v8-flags=both`: the gateway's V8 flags against none, in one run. The
- * list pages go to two gateways (one per variant) in alternating rounds; the
- * mailer and the maintenance worker are started idle with and without them.
+ * `--v8-flags=both`: the gateway's V8 flags against none in one run, on the list
+ * pages (a gateway per variant) and on an idle mailer and maintenance worker.
  */
 
 export interface FlagVariant {
@@ -37,9 +36,8 @@ interface VariantTotals {
 }
 
 /**
- * Each scenario in `shape.rounds` rounds, both variants per round, the order
- * swapped every round so neither always runs second. Prints p99 and pages/s
- * per scenario and variant, then each gateway's RSS; returns problems found.
+ * Each scenario in `shape.rounds` rounds, both variants per round, the order swapped each
+ * round; prints p99 and pages/s per scenario and variant, then each gateway's RSS.
  */
 export async function listFlagsAB(
   variants: readonly [FlagVariant, FlagVariant],
@@ -116,10 +114,8 @@ async function rssBytes(pid: number): Promise<number | null> {
 }
 
 /**
- * The resident memory of an idle mailer and maintenance worker, each started
- * as its own process with and without the flags; idle = up for `idleMs` and
- * RSS steady (within 2%) over the last two seconds. Each is then stopped with
- * SIGTERM and must exit 0. Returns problems found.
+ * RSS of an idle mailer and maintenance worker, each started with and without the flags
+ * (idle: up for `idleMs`, RSS within 2% over 2 s); each must then exit 0 on SIGTERM.
  */
 export async function idleServicesRss(options: IdleServices, out: (line?: string) => void): Promise<string[]> {
   const problems: string[] = [];

@@ -19,9 +19,8 @@ export interface ServiceContext<C> {
 
 export interface ServiceEntry<C extends ServiceLogConfig> {
   /**
-   * Parses the environment once (the only env read of the process). A
-   * `ConfigError` thrown here or by `start` is printed with the variables it
-   * names, and the process exits 1.
+   * Parses the environment once (the process's only env read). An error here
+   * or in `start` is printed on stderr (a ConfigError names its variables); exit code 1.
    */
   config: () => C;
   /** Starts the service; the process then lives until SIGINT or SIGTERM. */
