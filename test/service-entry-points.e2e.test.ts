@@ -14,7 +14,7 @@ const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const main = (service: string): string => path.join(repo, "services", service, "dist", "main.js");
 
 function run(service: string, env: Record<string, string>) {
-  const child = spawn(process.execPath, [main(service)], { env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "warn", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [main(service)], { env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "info", ...env }, stdio: ["ignore", "pipe", "pipe"] });
   const output = { stdout: "", stderr: "" };
   child.stdout.on("data", (chunk: Buffer) => (output.stdout += chunk.toString()));
   child.stderr.on("data", (chunk: Buffer) => (output.stderr += chunk.toString()));
@@ -71,8 +71,10 @@ describe("service entry points", () => {
     );
     expect(health.status).toBe("ok");
     gateway.child.kill("SIGTERM");
-    expect(await gateway.exited).toBe("0");
-    expect(gateway.output.stderr).toBe("");
+    // On a failure the log (stdout) is compared too, so the report shows which shutdown step failed.
+    const gatewayExit = await gateway.exited;
+    const gatewayLog = gatewayExit === "0" ? "" : gateway.output.stdout;
+    expect({ exit: gatewayExit, stderr: gateway.output.stderr, log: gatewayLog }).toEqual({ exit: "0", stderr: "", log: "" });
   }, 60_000);
 
   it("the mailer alone serves /healthz and /metrics on MAILER_METRICS_PORT, then exits 0 on SIGTERM", async () => {
@@ -100,6 +102,8 @@ describe("service entry points", () => {
     const missing = await fetch(`http://127.0.0.1:${port}/nope`);
     expect([missing.status, await missing.json()]).toEqual([404, { error: "Not found" }]);
     mailer.child.kill("SIGTERM");
-    expect(await mailer.exited).toBe("0");
+    const mailerExit = await mailer.exited;
+    const mailerLog = mailerExit === "0" ? "" : mailer.output.stdout;
+    expect({ exit: mailerExit, stderr: mailer.output.stderr, log: mailerLog }).toEqual({ exit: "0", stderr: "", log: "" });
   }, 60_000);
 });

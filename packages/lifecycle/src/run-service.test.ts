@@ -125,6 +125,30 @@ describe("runService", () => {
     expect(await fake.exited).toBe(1);
   });
 
+  it("lets the shutdown decide the exit code when a signal cuts the start short", async () => {
+    const fake = fakeProcess();
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const run = runService(
+      {
+        config: () => quiet,
+        start: async ({ shutdown }) => {
+          let closed = false;
+          shutdown.add("listeners", "http", () => void (closed = true));
+          await gate;
+          if (closed) throw new Error("Cannot read properties of null (reading 'address')");
+        },
+      },
+      fake.proc,
+    );
+    fake.signal("SIGTERM");
+    expect(await fake.exited).toBe(0);
+    release();
+    await run.started;
+    expect(fake.exits).toEqual([0]);
+    expect(fake.stderr()).toBe("");
+  });
+
   it("tells a start still running that a signal came, so it can return early", async () => {
     const fake = fakeProcess();
     let release: () => void = () => undefined;

@@ -1,4 +1,4 @@
-import { ConfigError, type LogLevel } from "@roost/config";
+import type { LogLevel } from "@roost/config";
 import { createLogger, type Logger } from "@roost/observability";
 import { createShutdownCoordinator, type ShutdownCoordinator } from "./shutdown-coordinator.js";
 
@@ -50,7 +50,7 @@ export interface ServiceRun {
  */
 export function runService<C extends ServiceLogConfig>(entry: ServiceEntry<C>, proc: ServiceProcess = process): ServiceRun {
   const fail = (error: unknown): void => {
-    const message = error instanceof ConfigError || error instanceof Error ? error.message : String(error);
+    const message = error instanceof Error ? error.message : String(error);
     proc.stderr.write(`${entry.failurePrefix ?? ""}${message}\n`);
     proc.exit(1);
   };
@@ -74,6 +74,10 @@ export function runService<C extends ServiceLogConfig>(entry: ServiceEntry<C>, p
   }
   const started = Promise.resolve()
     .then(() => entry.start({ config, logger, shutdown, stopping: () => stopping }))
-    .catch(fail);
+    .catch((error: unknown) => {
+      // A start cut short by the shutdown (a server closed under it) is no failure: the shutdown sets the exit code.
+      if (stopping) logger.info("start interrupted by the shutdown", { reason: error instanceof Error ? error.message : String(error) });
+      else fail(error);
+    });
   return { started };
 }
