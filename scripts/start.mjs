@@ -8,7 +8,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { constants } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { SERVICE_NODE_FLAGS } from "./service-node-flags.mjs";
+import { nodeFlagsFor } from "./service-node-flags.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const PNPM = "pnpm@10.34.8";
@@ -149,7 +149,7 @@ if (lastBuild === undefined || !existsSync(entry) || newestInputMtime() > lastBu
 // 3. Run. Signals are passed on so the service runs its ordered shutdown;
 // we exit with its exit code (128 + signal number when a signal ended it).
 say(`starting ${relative(root, entry)}`);
-const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, entry, ...process.argv.slice(2)], { cwd: root, stdio: "inherit" });
+const child = spawn(process.execPath, [...nodeFlagsFor("all-in-one", process.env), entry, ...process.argv.slice(2)], { cwd: root, stdio: "inherit" });
 // SIGHUP (terminal closed) becomes SIGTERM: the service shuts down in order instead of dying.
 const forwarded = { SIGINT: "SIGINT", SIGTERM: "SIGTERM", SIGHUP: "SIGTERM" };
 for (const [received, sent] of Object.entries(forwarded)) {

@@ -2,6 +2,7 @@
 // npm test: every check and every test tier, then one plain closing line
 // "N passed, N failed" (CI reads that line). Steps:
 //   install (if needed) -> build -> type-check incl. tests -> lint -> madge
+//   -> dependency rules (.dependency-cruiser.cjs)
 //   -> jest unit -> jest integration -> jest e2e -> benchmark smoke run.
 // Each static check counts as one test; jest tiers count their tests.
 // A failing step does not stop the others, so one run shows everything.
@@ -81,13 +82,14 @@ else failed += 1;
 check("typecheck (sources and tests)", bin("tsc"), ["-p", "tsconfig.tests.json"]);
 check("lint (zero warnings)", bin("eslint"), [".", "--max-warnings", "0"]);
 check("madge --circular", bin("madge"), ["--circular", "--extensions", "ts", "--exclude", "(/dist/|/generated/|node_modules)", "packages", "services"]);
+check("dependency rules (dependency-cruiser)", bin("depcruise"), ["--config", ".dependency-cruiser.cjs", "packages", "services", "bench", "test"]);
 
 if (built) {
   jestTier("unit");
   jestTier("integration");
   jestTier("e2e", ["--runInBand"]);
   if (existsSync(join(root, "scripts", "bench.mjs"))) {
-    check("benchmark smoke run", process.execPath, [join(root, "scripts", "bench.mjs"), "--smoke"]);
+    check("benchmark smoke run", process.execPath, [join(root, "scripts", "bench.mjs"), "--smoke", "--v8-flags=both"]);
   }
 }
 

@@ -129,11 +129,11 @@ describe("npm start on a fresh clone", () => {
     // The embedded servers are children of this run.
     const processes = await processesMentioning(dir);
     expect(processes.some((line) => /postgres|redis-server/.test(line))).toBe(true);
-    // The service runs with the V8 flags of scripts/service-node-flags.mjs.
-    const { SERVICE_NODE_FLAGS } = (await import(path.join(repo, "scripts", "service-node-flags.mjs"))) as { SERVICE_NODE_FLAGS: string[] };
+    // The service hosts the gateway, so it runs with the gateway's V8 flags (scripts/service-node-flags.mjs).
+    const { GATEWAY_NODE_FLAGS } = (await import(path.join(repo, "scripts", "service-node-flags.mjs"))) as { GATEWAY_NODE_FLAGS: string[] };
     const service = processes.find((line) => line.includes("services/all-in-one/dist/main.js"));
-    expect(SERVICE_NODE_FLAGS.length).toBeGreaterThan(0);
-    expect(service?.split(" ")).toEqual(expect.arrayContaining(SERVICE_NODE_FLAGS));
+    expect(GATEWAY_NODE_FLAGS.length).toBeGreaterThan(0);
+    expect(service?.split(" ")).toEqual(expect.arrayContaining(GATEWAY_NODE_FLAGS));
 
     process.kill(-(child.pid ?? 0), "SIGINT");
     await waitFor(() => child?.exitCode !== null || child?.signalCode !== null, {

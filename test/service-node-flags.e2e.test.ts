@@ -3,7 +3,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 /**
- * The V8 flags every service runs with (scripts/service-node-flags.mjs),
+ * The gateway's V8 flags (scripts/service-node-flags.mjs),
  * checked for what they are there for rather than for their spelling.
  * Allocation-site pretenuring is off: after a burst in which a literal's
  * objects survived (a large export, start-up), V8 would otherwise allocate
@@ -30,11 +30,11 @@ function runBurst(flags: readonly string[]): BurstResult {
 }
 
 async function serviceNodeFlags(): Promise<string[]> {
-  const module = (await import(path.join(repo, "scripts", "service-node-flags.mjs"))) as { SERVICE_NODE_FLAGS: string[] };
-  return module.SERVICE_NODE_FLAGS;
+  const module = (await import(path.join(repo, "scripts", "service-node-flags.mjs"))) as { GATEWAY_NODE_FLAGS: string[] };
+  return module.GATEWAY_NODE_FLAGS;
 }
 
-describe("the services' V8 flags", () => {
+describe("the gateway's V8 flags", () => {
   it("keep short-lived objects young after a burst of long-lived ones from the same literal", async () => {
     const result = runBurst(await serviceNodeFlags());
     // 20M objects of ~80 bytes pass through; pretenured, most of 1.5 GiB would land in the old generation.
@@ -47,4 +47,21 @@ describe("the services' V8 flags", () => {
     // If this fails, this Node's V8 no longer pretenures here: the flag may be unneeded (item 21).
     expect(result.oldGrowthMiB).toBeGreaterThan(64);
   }, 120_000);
+});
+
+describe("flags per service", () => {
+  type FlagsFor = (service: string, env: Record<string, string | undefined>) => string[];
+  const load = async () =>
+    (await import(path.join(repo, "scripts", "service-node-flags.mjs"))) as { GATEWAY_NODE_FLAGS: string[]; nodeFlagsFor: FlagsFor };
+
+  it("go to the gateway, and to all-in-one only when it hosts the gateway", async () => {
+    const { GATEWAY_NODE_FLAGS, nodeFlagsFor } = await load();
+    expect(nodeFlagsFor("gateway", {})).toEqual(GATEWAY_NODE_FLAGS);
+    expect(nodeFlagsFor("mailer", {})).toEqual([]);
+    expect(nodeFlagsFor("maintenance", {})).toEqual([]);
+    expect(nodeFlagsFor("all-in-one", {})).toEqual(GATEWAY_NODE_FLAGS);
+    expect(nodeFlagsFor("all-in-one", { SERVICES: "all" })).toEqual(GATEWAY_NODE_FLAGS);
+    expect(nodeFlagsFor("all-in-one", { SERVICES: "mailer, gateway" })).toEqual(GATEWAY_NODE_FLAGS);
+    expect(nodeFlagsFor("all-in-one", { SERVICES: "mailer,maintenance" })).toEqual([]);
+  });
 });

@@ -9,7 +9,13 @@
  *   postgresql://postgres@127.0.0.1:5432/postgres.
  * - BENCH_REDIS_URL: Redis for the gateway, used under a prefix of its own
  *   that is deleted at the end; redis://127.0.0.1:6379.
+ * - `--v8-flags=on|off|both` or BENCH_V8_FLAGS: gateways with the gateway's V8
+ *   flags (on, default) or without (off); both adds an A/B of them
+ *   (docs/benchmarks.md, Method).
  */
+export type V8FlagsMode = "on" | "off" | "both";
+const V8_FLAG_MODES: readonly V8FlagsMode[] = ["on", "off", "both"];
+
 export interface BenchConfig {
   smoke: boolean;
   adminDatabaseUrl: string;
@@ -43,6 +49,17 @@ export interface BenchConfig {
    * the first few thousand requests (docs/benchmarks.md, Method).
    */
   jitWarmupRequests: number;
+  v8Flags: V8FlagsMode;
+  /** How long the mailer and maintenance worker run before their RSS counts as idle, at least, ms. */
+  idleMs: number;
+}
+
+function v8FlagsMode(argv: readonly string[], env: Record<string, string | undefined>): V8FlagsMode {
+  const fromArgv = argv.find((arg) => arg.startsWith("--v8-flags="))?.slice("--v8-flags=".length);
+  const value = fromArgv ?? env.BENCH_V8_FLAGS ?? "on";
+  const mode = V8_FLAG_MODES.find((m) => m === value);
+  if (!mode) throw new Error(`--v8-flags must be one of ${V8_FLAG_MODES.join(", ")}, got "${value}"`);
+  return mode;
 }
 
 export function benchConfigFrom(argv: readonly string[], env: Record<string, string | undefined>): BenchConfig {
@@ -60,6 +77,8 @@ export function benchConfigFrom(argv: readonly string[], env: Record<string, str
     maxScenarioMs: smoke ? 4_000 : 30_000,
     warmupRequests: smoke ? 16 : 64,
     jitWarmupRequests: smoke ? 64 : 3_000,
+    v8Flags: v8FlagsMode(argv, env),
+    idleMs: smoke ? 2_000 : 10_000,
   };
 }
 

@@ -149,7 +149,7 @@ export async function apiExport(client: LoopbackClient, token: string, format: E
 const WHOLE_ROW_COLUMNS = `id, ip, port, username, password, alive_protocols, country, estimated_type, anonymity_level, response_time, alive,
   to_char(latest_check AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS latest_check, reputation_label, reputation_score`;
 const PROTOCOL_BITS = ["http", "https", "socks4", "socks5"];
-const protocolsOf = (mask: number): string[] => PROTOCOL_BITS.filter((_p, bit) => (mask & (1 << bit)) !== 0);
+export const protocolsOf = (mask: number): string[] => PROTOCOL_BITS.filter((_p, bit) => (mask & (1 << bit)) !== 0);
 /** A csv cell the plain way: quoted when it holds a comma, quote or line break. */
 const csvCell = (value: unknown): string => {
   const text = value === null ? "" : String(value);

@@ -6,7 +6,7 @@ import { buildGatewayDeps, createGatewayService, gatewayConfigFromEnv } from "@r
 
 /**
  * The gateway under test, in a child process of the benchmark: its own
- * event loop and its own V8 flags (the services', scripts/service-node-flags.mjs),
+ * event loop and its own V8 flags (the gateway's, scripts/service-node-flags.mjs, or none),
  * as in a deployment where clients are other processes, so the load
  * generator's HTTP work does not queue behind the gateway's (or the other
  * way round) and the load generator runs with Node's defaults. Built exactly
@@ -36,6 +36,9 @@ export interface GatewayWindow {
   handlerMs: number[];
   /** CPU time (user and system) of the gateway process during the window, ms. */
   cpuMs: number;
+  /** Resident memory of the gateway process at the window's end, and its peak so far, bytes. */
+  rssBytes: number;
+  maxRssBytes: number;
   /** Filled in by the load generator: the longest delay of its own event loop during the window. */
   clientLoopDelayMaxMs?: number;
 }
@@ -123,7 +126,8 @@ async function run(data: GatewayProcessData): Promise<void> {
       // GC entries are delivered asynchronously: let the observer's queue drain first.
       setImmediate(() => {
         windowStart = Number.POSITIVE_INFINITY;
-        send({ kind: "window", window: { ...gc, loopDelayMaxMs: loopDelay.max / 1e6, handlerMs: [...handlerMs], cpuMs } });
+        const memory = { rssBytes: process.memoryUsage.rss(), maxRssBytes: process.resourceUsage().maxRSS * 1024 };
+        send({ kind: "window", window: { ...gc, loopDelayMaxMs: loopDelay.max / 1e6, handlerMs: [...handlerMs], cpuMs, ...memory } });
       });
       return;
     }

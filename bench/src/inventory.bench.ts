@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
@@ -9,9 +10,10 @@ import { benchConfigFromProcess, type BenchConfig } from "./bench.config.js";
 import { createBenchDatabase, seedProxies } from "./bench-database.js";
 import { cpuTimes, postgresCpuBetween, postgresCpuMs, stolenShare, type CpuTimes } from "./host.js";
 import { apiExport, apiUpload, sqlExport, sqlUpload, uploadLines, type BulkResult, type ExportBenchFormat } from "./bulk-scenarios.js";
-import { FIRST_HUNDRED, LIST_SCENARIOS, type ListScenario } from "./list-scenarios.js";
+import { FIRST_HUNDRED, LIST_SCENARIOS, pageDifferences, sqlSide, type ListScenario } from "./list-scenarios.js";
 import type { GatewayProcessData, GatewayProcessMessage, GatewayProcessRequest, GatewayWindow } from "./gateway.process.js";
 import { KeepAliveGetClient, LoopbackClient, mergeSamples, percentile, runLoad, type Samples } from "./load.js";
+import { idleServicesRss, listFlagsAB } from "./v8-flags.ab.js";
 
 /**
  * `npm run bench`: the proxy inventory at 1M rows, the API beside the raw SQL
@@ -31,6 +33,12 @@ const TARGETS = {
 const EXPORT_FORMATS: readonly ExportBenchFormat[] = ["ip:port", "csv", "json"];
 
 const PASSWORD = "Bench-Password-42";
+
+/** Calls of each list scenario whose API page body is compared with the SQL side's rows before measuring. */
+const PAGE_BODY_SAMPLE = [0, 1, 57];
+
+/** Upload and export figures are the median of this many runs, API and SQL alternating. */
+const BULK_RUNS = 3;
 
 const out = (line = ""): void => {
   process.stdout.write(`${line}\n`);
@@ -54,21 +62,31 @@ async function main(config: BenchConfig): Promise<number> {
   out(`Roost inventory benchmark${config.smoke ? " (smoke)" : ""}: ${config.proxies.toLocaleString("en")} proxies, ${config.concurrency} clients`);
   const load = (): string => os.loadavg().map((n) => n.toFixed(2)).join(" ");
   out(`node ${process.version}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, load average ${load()} (other work on the machine skews every number)`);
+  const gatewayFlags = await gatewayNodeFlags();
+  const mainFlags = config.v8Flags === "off" ? [] : gatewayFlags;
 
   const database = await createBenchDatabase(config.adminDatabaseUrl);
   cleanups.push({ what: "database", run: () => database.drop() });
   try {
-    // The gateway, as main.ts builds it, on its own database and Redis prefix, in a child process with the services' V8 flags.
+    // The gateway, as main.ts builds it, on its own database and Redis prefix, in a child process with the gateway's V8 flags.
     const dataDir = await mkdtemp(path.join(os.tmpdir(), "roost-bench-"));
     cleanups.push({ what: "data dir", run: () => rm(dataDir, { recursive: true, force: true }) });
     /** A gateway process of its own Redis prefix, stopped (and its keys deleted) at the end. */
-    const startGateway = async (what: string): Promise<GatewayProcess> => {
-      const started = await startGatewayProcess({ databaseUrl: database.url, redisUrl: config.redisUrl, queuePrefix: `roost-bench-${randomBytes(4).toString("hex")}`, dataDir });
+    const startGateway = async (what: string, flags = mainFlags): Promise<GatewayProcess> => {
+      const data = { databaseUrl: database.url, redisUrl: config.redisUrl, queuePrefix: `roost-bench-${randomBytes(4).toString("hex")}`, dataDir };
+      const started = await startGatewayProcess(data, flags);
       cleanups.push({ what, run: () => started.stop() });
       return started;
     };
     const gateway = await startGateway("gateway");
-    out(`gateway: a child process, node ${gateway.flags.join(" ")} (scripts/service-node-flags.mjs)`);
+    out(`gateway: a child process, node ${gateway.flags.join(" ") || "(no V8 flags)"} (scripts/service-node-flags.mjs, --v8-flags=${config.v8Flags})`);
+    if (config.v8Flags === "both") {
+      out();
+      out(`Idle resident memory, each service started alone, with the gateway's V8 flags and without:`);
+      const entry = (service: "mailer" | "maintenance"): string => fileURLToPath(new URL(`../../services/${service}/dist/main.js`, import.meta.url));
+      const idle = { databaseUrl: database.url, redisUrl: config.redisUrl, queuePrefix: gateway.queuePrefix, flags: gatewayFlags, idleMs: config.idleMs, entry };
+      problems.push(...(await idleServicesRss(idle, out)));
+    }
     const address = { port: gateway.port };
     const client = new LoopbackClient(address.port, config.concurrency);
     cleanups.push({ what: "http client", run: async () => client.close() });
@@ -81,9 +99,18 @@ async function main(config: BenchConfig): Promise<number> {
       const me = await client.request("GET", "/api/checkLogin", { Authorization: `Bearer ${token}` });
       return { token, userId: (JSON.parse(me.body.toString()) as { user_id: number }).user_id, email };
     };
+    /** A token of `email` on another gateway process (each has a JWT secret of its own). */
+    const loginOn = async (target: GatewayProcess, email: string, what: string, via?: LoopbackClient): Promise<string> => {
+      const http = via ?? new LoopbackClient(target.port, 1);
+      try {
+        const login = await http.request("POST", "/api/login", { "Content-Type": "application/json" }, Buffer.from(JSON.stringify({ email, password: PASSWORD })));
+        if (login.status !== 200) throw new Error(`login on the ${what} answered ${login.status}: ${login.body.toString()}`);
+        return (JSON.parse(login.body.toString()) as { token: string }).token;
+      } finally {
+        if (!via) http.close();
+      }
+    };
     const listUser = await register();
-    const uploadUser = await register();
-    const referenceUser = await register();
 
     // The raw SQL side gets the same pool size as the gateway (createDatabase's default, 10).
     const sql = new pg.Pool({ connectionString: database.url, max: 10, application_name: "roost-bench-sql" });
@@ -123,7 +150,6 @@ async function main(config: BenchConfig): Promise<number> {
     );
     const pages = new KeepAliveGetClient(address.port, { Authorization: `Bearer ${listUser.token}` });
     cleanups.push({ what: "page client", run: async () => pages.close() });
-    const apiTotals = new Map<string, number>();
     const firstHundred: Samples[] = [];
     const gatewayNotes: string[] = [];
     const cpuNotes: string[] = [];
@@ -139,7 +165,7 @@ async function main(config: BenchConfig): Promise<number> {
     };
     const jitWarmup = { concurrency: config.concurrency, requests: config.jitWarmupRequests, maxMs: 4 * config.maxScenarioMs };
     const warmedSql = await runLoad(jitWarmup, async (i) => {
-      await everyScenario(i).sql(sql, listUser.userId, i);
+      await sqlSide(sql, everyScenario(i), listUser.userId, i);
     });
     const warmedApi = await runLoad(jitWarmup, async (i) => {
       const res = await pages.get(everyScenario(i).apiPath(i));
@@ -153,15 +179,20 @@ async function main(config: BenchConfig): Promise<number> {
       const apiCall = async (i: number): Promise<void> => {
         const res = await target.pages.get(scenario.apiPath(i));
         if (res.status !== 200) throw new Error(`${scenario.apiPath(i)} answered ${res.status}: ${res.body.toString().slice(0, 200)}`);
-        if (i === 0) apiTotals.set(label, (JSON.parse(res.body.toString()) as { total: number }).total);
       };
       const sqlCall = async (i: number): Promise<void> => {
-        await scenario.sql(sql, listUser.userId, i);
+        await sqlSide(sql, scenario, listUser.userId, i);
       };
-      // Same answer first: the API's total must be the SQL's.
-      await apiCall(0);
-      const sqlTotal = await scenario.sql(sql, listUser.userId, 0);
-      if (apiTotals.get(label) !== sqlTotal) problems.push(`${label}: API total ${apiTotals.get(label)} != SQL total ${sqlTotal}`);
+      // Same answer first: on a sample of calls, the API's page body (every row, field by field, and the total) must be the SQL's.
+      for (const i of PAGE_BODY_SAMPLE) {
+        const res = await target.pages.get(scenario.apiPath(i));
+        if (res.status !== 200) {
+          problems.push(`${label}: ${scenario.apiPath(i)} answered ${res.status}`);
+          continue;
+        }
+        const differences = pageDifferences(res.body.toString(), await sqlSide(sql, scenario, listUser.userId, i));
+        if (differences.length > 0) problems.push(`${label}: ${scenario.apiPath(i)} differs from the SQL side: ${differences.join("; ")}`);
+      }
 
       const warm = { concurrency: config.concurrency, requests: config.warmupRequests, maxMs: config.maxScenarioMs };
       await runLoad(warm, sqlCall);
@@ -222,6 +253,24 @@ async function main(config: BenchConfig): Promise<number> {
     listHeader();
     for (const scenario of LIST_SCENARIOS) await measureList(scenario);
     printListNotes();
+    if (config.v8Flags === "both") {
+      out();
+      out(`V8 flags A/B on the list pages: the gateway above (flags) and a second one without them, alternating in ${config.rounds} rounds per scenario:`);
+      const bare = await startGateway("gateway without V8 flags", []);
+      const bareToken = await loginOn(bare, listUser.email, "gateway without V8 flags");
+      const barePages = new KeepAliveGetClient(bare.port, { Authorization: `Bearer ${bareToken}` });
+      cleanups.push({ what: "page client of the gateway without V8 flags", run: async () => barePages.close() });
+      const warmedBare = await runLoad(jitWarmup, async (i) => {
+        const res = await barePages.get(everyScenario(i).apiPath(i));
+        if (res.status !== 200) throw new Error(`${everyScenario(i).apiPath(i)} answered ${res.status}`);
+      });
+      if (warmedBare.errors > 0) problems.push(`warm-up of the gateway without V8 flags: ${warmedBare.errors} errors (${warmedBare.firstError})`);
+      const variants = [
+        { label: "flags", flags: gateway.flags, pages, observe: gateway.observe },
+        { label: "none", flags: bare.flags, pages: barePages, observe: bare.observe },
+      ] as const;
+      problems.push(...(await listFlagsAB(variants, LIST_SCENARIOS, config, out)));
+    }
     const hundredP99 = percentile(mergeSamples(firstHundred).latenciesMs, 99);
     verdicts.push({ target: `first 100 unfiltered pages: API p99 <= ${TARGETS.firstHundredP99Ms} ms`, measured: ms(hundredP99), pass: hundredP99 <= TARGETS.firstHundredP99Ms });
     // "Any page" also covers the first page measured after the exports: its verdict is filled in there, listed here.
@@ -238,21 +287,35 @@ async function main(config: BenchConfig): Promise<number> {
     out();
     const lines = uploadLines(config.uploadLines);
     const uploadBytes = Buffer.byteLength(lines.join("\n")) + 1;
-    out(`Upload of ${config.uploadLines.toLocaleString("en")} lines (${(uploadBytes / 2 ** 20).toFixed(2)} MiB), end to end:`);
-    await settle();
+    out(
+      `Upload of ${config.uploadLines.toLocaleString("en")} lines (${(uploadBytes / 2 ** 20).toFixed(2)} MiB), end to end, ` +
+        `the median of ${BULK_RUNS} runs (API, SQL, API, ...; each into an account of its own):`,
+    );
+    // Each run gets fresh accounts, so no run finds the previous one's proxies already stored.
+    const uploadAccounts: { api: { token: string }; sql: { userId: number } }[] = [];
+    for (let run = 0; run < BULK_RUNS; run++) uploadAccounts.push({ api: await register(), sql: await register() });
     partStarted = cpuTimes();
     const apiUpCpu = new SideCpu();
-    const { result: apiUp, window: upWindow } = await apiUpCpu.during(() => gateway.observe(() => apiUpload(client, uploadUser.token, lines)));
-    await settle();
     const sqlUpCpu = new SideCpu();
-    const sqlUp = await sqlUpCpu.during(() => sqlUpload(sql, referenceUser.userId, lines));
-    partDone("upload");
-    reportBulk("upload", "lines", apiUp, sqlUp, TARGETS.uploadLinesPerSec, verdicts);
-    bulkCpu(apiUpCpu, upWindow, sqlUpCpu);
-    if (apiUp.available && apiUp.details) {
-      out(`  API details: ${JSON.stringify(apiUp.details)}`);
-      if (apiUp.rows !== config.uploadLines) problems.push(`upload: parsedCount ${apiUp.rows} != ${config.uploadLines} lines`);
+    const apiUps: (BulkResult & { details?: Record<string, number> })[] = [];
+    const sqlUps: BulkResult[] = [];
+    let upGatewayCpuMs = 0;
+    for (const accounts of uploadAccounts) {
+      await settle();
+      const { result, window } = await apiUpCpu.during(() => gateway.observe(() => apiUpload(client, accounts.api.token, lines)));
+      apiUps.push(result);
+      upGatewayCpuMs += window.cpuMs;
+      await settle();
+      sqlUps.push(await sqlUpCpu.during(() => sqlUpload(sql, accounts.sql.userId, lines)));
     }
+    partDone("upload");
+    const apiUp = medianRun(apiUps);
+    reportBulk("upload", "lines", apiUp, medianRun(sqlUps), TARGETS.uploadLinesPerSec, verdicts, { api: apiUps, sql: sqlUps });
+    bulkCpu(apiUpCpu, upGatewayCpuMs, sqlUpCpu);
+    if (apiUp.available && apiUp.details) out(`  API details (median run): ${JSON.stringify(apiUp.details)}`);
+    apiUps.forEach((up, run) => {
+      if (up.available && up.rows !== config.uploadLines) problems.push(`upload run ${run + 1}: parsedCount ${up.rows} != ${config.uploadLines} lines`);
+    });
 
     // --- export, on a second gateway started for it ---------------------------
     // A gateway whose first heavy work after starting is a large export used to run a full
@@ -263,25 +326,34 @@ async function main(config: BenchConfig): Promise<number> {
     const fresh = await startGateway("second gateway");
     const freshClient = new LoopbackClient(fresh.port, config.concurrency);
     cleanups.push({ what: "second gateway's http client", run: async () => freshClient.close() });
-    const login = await freshClient.request("POST", "/api/login", { "Content-Type": "application/json" }, Buffer.from(JSON.stringify({ email: listUser.email, password: PASSWORD })));
-    if (login.status !== 200) throw new Error(`login on the second gateway answered ${login.status}: ${login.body.toString()}`);
-    const freshToken = (JSON.parse(login.body.toString()) as { token: string }).token;
+    const freshToken = await loginOn(fresh, listUser.email, "second gateway", freshClient);
     out();
     out("The exports run on a second gateway process, started for them.");
     for (const format of EXPORT_FORMATS) {
       out();
-      out(`Export of ${config.proxies.toLocaleString("en")} rows (${format}), streamed:`);
-      await settle();
+      out(`Export of ${config.proxies.toLocaleString("en")} rows (${format}), streamed, the median of ${BULK_RUNS} runs (SQL, API, SQL, ...):`);
       partStarted = cpuTimes();
       const sqlOutCpu = new SideCpu();
-      const sqlOut = await sqlOutCpu.during(() => sqlExport(sql, listUser.userId, format));
       const apiOutCpu = new SideCpu();
-      const { result: apiOut, window: outWindow } = await apiOutCpu.during(() => fresh.observe(() => apiExport(freshClient, freshToken, format)));
+      const sqlOuts: BulkResult[] = [];
+      const apiOuts: BulkResult[] = [];
+      let outGatewayCpuMs = 0;
+      for (let run = 0; run < BULK_RUNS; run++) {
+        await settle();
+        sqlOuts.push(await sqlOutCpu.during(() => sqlExport(sql, listUser.userId, format)));
+        const { result, window } = await apiOutCpu.during(() => fresh.observe(() => apiExport(freshClient, freshToken, format)));
+        apiOuts.push(result);
+        outGatewayCpuMs += window.cpuMs;
+      }
       partDone(`export ${format}`);
-      reportBulk(`export ${format}`, "rows", apiOut, sqlOut, TARGETS.exportRowsPerSec, verdicts);
-      bulkCpu(apiOutCpu, outWindow, sqlOutCpu);
-      if (apiOut.available && apiOut.rows !== config.proxies) problems.push(`export ${format}: ${apiOut.rows} rows != ${config.proxies}`);
-      if (sqlOut.rows !== config.proxies) problems.push(`export ${format}: SQL side read ${sqlOut.rows} rows != ${config.proxies}`);
+      reportBulk(`export ${format}`, "rows", medianRun(apiOuts), medianRun(sqlOuts), TARGETS.exportRowsPerSec, verdicts, { api: apiOuts, sql: sqlOuts });
+      bulkCpu(apiOutCpu, outGatewayCpuMs, sqlOutCpu);
+      for (let run = 0; run < BULK_RUNS; run++) {
+        const apiOut = apiOuts[run];
+        const sqlOut = sqlOuts[run];
+        if (apiOut?.available && apiOut.rows !== config.proxies) problems.push(`export ${format} run ${run + 1}: ${apiOut.rows} rows != ${config.proxies}`);
+        if (sqlOut && sqlOut.rows !== config.proxies) problems.push(`export ${format} run ${run + 1}: SQL side read ${sqlOut.rows} rows != ${config.proxies}`);
+      }
     }
 
     // --- the first page on the gateway that ran the exports ------------------
@@ -328,20 +400,21 @@ async function main(config: BenchConfig): Promise<number> {
 interface GatewayProcess {
   port: number;
   flags: string[];
+  /** Prefix of its Redis keys, deleted when it stops. */
+  queuePrefix: string;
   /** Runs `work` and reports the gateway's GC pauses and event-loop delay meanwhile. */
   observe<T>(work: () => Promise<T>): Promise<{ result: T; window: GatewayWindow }>;
   stop(): Promise<void>;
 }
 
-/** The flags `npm start` runs the services with (scripts/service-node-flags.mjs, beside bench/). */
-async function serviceNodeFlags(): Promise<string[]> {
-  const module = (await import(new URL("../../scripts/service-node-flags.mjs", import.meta.url).href)) as { SERVICE_NODE_FLAGS: string[] };
-  return module.SERVICE_NODE_FLAGS;
+/** The gateway's V8 flags, as `npm start` passes them (scripts/service-node-flags.mjs, beside bench/). */
+async function gatewayNodeFlags(): Promise<string[]> {
+  const module = (await import(new URL("../../scripts/service-node-flags.mjs", import.meta.url).href)) as { GATEWAY_NODE_FLAGS: string[] };
+  return module.GATEWAY_NODE_FLAGS;
 }
 
 /** Starts gateway.process.js; `stop()` stops the gateway, deletes its Redis keys and waits for the process. */
-async function startGatewayProcess(data: GatewayProcessData): Promise<GatewayProcess> {
-  const flags = await serviceNodeFlags();
+async function startGatewayProcess(data: GatewayProcessData, flags: string[]): Promise<GatewayProcess> {
   // A session of its own (setsid), as a service started on its own has: with the kernel's
   // autogroup scheduling each session shares CPU as one group, PostgreSQL's backends each have a
   // session, and a gateway left in the benchmark's session shared one group's share with the load
@@ -375,6 +448,7 @@ async function startGatewayProcess(data: GatewayProcessData): Promise<GatewayPro
   return {
     port: first.port,
     flags,
+    queuePrefix: data.queuePrefix,
     async observe(work) {
       const clientLoop = monitorEventLoopDelay({ resolution: 10 });
       send({ kind: "window-start" });
@@ -441,12 +515,31 @@ class SideCpu {
   }
 }
 
-/** Where a bulk part's CPU went on each side, in ms (both cores give 2,000 ms a second). */
-function bulkCpu(api: SideCpu, window: GatewayWindow, raw: SideCpu): void {
-  out(`  CPU, ms: API ${api.total(window.cpuMs)}; SQL ${raw.total()}`);
+/** Where a bulk part's CPU went on each side, all runs together, in ms (both cores give 2,000 ms a second). */
+function bulkCpu(api: SideCpu, gatewayMs: number, raw: SideCpu): void {
+  out(`  CPU of the ${BULK_RUNS} runs together, ms: API ${api.total(gatewayMs)}; SQL ${raw.total()}`);
 }
 
-function reportBulk(name: string, unit: string, api: BulkResult & { note?: string }, raw: BulkResult, target: number, verdicts: Verdict[]): void {
+/** The run of median time; a run without an answer, if any, since then there is no figure to give. */
+function medianRun<T extends BulkResult>(runs: readonly T[]): T {
+  const failed = runs.find((run) => !run.available);
+  const sorted = [...runs].sort((x, y) => x.ms - y.ms);
+  const median = failed ?? sorted[Math.floor(sorted.length / 2)];
+  if (!median) throw new Error("no runs");
+  return median;
+}
+
+function reportBulk(
+  name: string,
+  unit: string,
+  api: BulkResult & { note?: string },
+  raw: BulkResult,
+  target: number,
+  verdicts: Verdict[],
+  runs: { api: readonly BulkResult[]; sql: readonly BulkResult[] },
+): void {
+  const times = (side: readonly BulkResult[]): string => side.map((run) => (run.available ? run.ms.toFixed(1) : "n/a")).join(" / ");
+  out(`  runs, ms: SQL ${times(runs.sql)}; API ${times(runs.api)}`);
   const sqlRate = rate(raw.rows, raw.ms);
   out(`  SQL  ${kilo(sqlRate).padStart(6)} ${unit}/s  (${raw.rows.toLocaleString("en")} ${unit} in ${ms(raw.ms)})`);
   if (!api.available) {

@@ -1,4 +1,6 @@
 export { ConfigError, loadConfig } from "./load-config.js";
+export { envLogLevel, LOG_LEVELS } from "./env-log.js";
+export type { LogLevel } from "./env-log.js";
 export {
   envBool,
   envInt,

@@ -1,11 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
-import { ConfigError } from "@roost/config";
 import { createDatabase, migrate } from "@roost/db";
 import { startEmbeddedPostgres, startLocalRedis } from "@roost/embedded";
-import { createShutdownCoordinator, loadBuildInfo } from "@roost/lifecycle";
-import { createLogger, createMetrics } from "@roost/observability";
+import { loadBuildInfo, runService } from "@roost/lifecycle";
+import { createMetrics } from "@roost/observability";
 import { buildGatewayDeps, createGatewayService, gatewayConfigFromEnv } from "@roost/service-gateway";
 import { createMailerService, mailerConfigFromEnv } from "@roost/service-mailer";
 import { createMaintenanceService, maintenanceConfigFromEnv } from "@roost/service-maintenance";
@@ -16,73 +15,60 @@ import { allInOneConfigFromEnv, serviceEnv } from "./config/all-in-one.config.js
  * composed here. Without DATABASE_URL / REDIS_URL, an embedded PostgreSQL and
  * a local redis-server are started under DATA_DIR and stopped on exit.
  */
-async function main(): Promise<void> {
-  const config = allInOneConfigFromEnv();
-  const logger = createLogger({ level: config.LOG_LEVEL, format: config.LOG_FORMAT });
-  const shutdown = createShutdownCoordinator({ logger, deadlineMs: 45_000 });
-  let stopping = false;
-  for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    process.on(signal, () => {
-      if (stopping) return;
-      stopping = true;
-      void shutdown.run(signal).then((clean) => process.exit(clean ? 0 : 1));
-    });
-  }
+runService({
+  config: () => allInOneConfigFromEnv(),
+  shutdownDeadlineMs: 45_000,
+  failurePrefix: "roost failed to start: ",
+  start: async ({ config, logger, shutdown, stopping }) => {
+    const dataDir = path.resolve(config.DATA_DIR);
+    await mkdir(dataDir, { recursive: true });
+    let databaseUrl = config.DATABASE_URL;
+    if (!databaseUrl) {
+      logger.info("starting embedded PostgreSQL", { dataDir });
+      const postgres = await startEmbeddedPostgres({ dataDir, logger: logger.child({ component: "embedded-postgres" }) });
+      shutdown.add("infrastructure", "embedded postgres", () => postgres.stop());
+      databaseUrl = postgres.databaseUrl;
+    }
+    let redisUrl = config.REDIS_URL;
+    if (!redisUrl) {
+      logger.info("starting local redis-server", { dataDir });
+      const redis = await startLocalRedis({ dataDir, logger: logger.child({ component: "local-redis" }) });
+      shutdown.add("infrastructure", "local redis", () => redis.stop());
+      redisUrl = redis.redisUrl;
+    }
+    if (stopping()) return;
 
-  const dataDir = path.resolve(config.DATA_DIR);
-  await mkdir(dataDir, { recursive: true });
-  let databaseUrl = config.DATABASE_URL;
-  if (!databaseUrl) {
-    logger.info("starting embedded PostgreSQL", { dataDir });
-    const postgres = await startEmbeddedPostgres({ dataDir, logger: logger.child({ component: "embedded-postgres" }) });
-    shutdown.add("infrastructure", "embedded postgres", () => postgres.stop());
-    databaseUrl = postgres.databaseUrl;
-  }
-  let redisUrl = config.REDIS_URL;
-  if (!redisUrl) {
-    logger.info("starting local redis-server", { dataDir });
-    const redis = await startLocalRedis({ dataDir, logger: logger.child({ component: "local-redis" }) });
-    shutdown.add("infrastructure", "local redis", () => redis.stop());
-    redisUrl = redis.redisUrl;
-  }
-  if (stopping) return;
+    const env = serviceEnv(databaseUrl, redisUrl);
+    const migrated = await migrate(databaseUrl);
+    if (migrated.applied.length > 0) logger.info("database migrated", { applied: migrated.applied });
 
-  const env = serviceEnv(databaseUrl, redisUrl);
-  const migrated = await migrate(databaseUrl);
-  if (migrated.applied.length > 0) logger.info("database migrated", { applied: migrated.applied });
+    const db = createDatabase({ databaseUrl, applicationName: "roost", maxConnections: 20 });
+    shutdown.add("database", "postgres pool", () => db.close());
+    const metrics = createMetrics();
+    const build = loadBuildInfo();
+    const instanceId = randomUUID();
 
-  const db = createDatabase({ databaseUrl, applicationName: "roost", maxConnections: 20 });
-  shutdown.add("database", "postgres pool", () => db.close());
-  const metrics = createMetrics();
-  const build = loadBuildInfo();
-  const instanceId = randomUUID();
-
-  if (config.SERVICES.includes("maintenance")) {
-    const maintenance = createMaintenanceService({ config: maintenanceConfigFromEnv(env), db, redisUrl, logger });
-    shutdown.add("workers", "maintenance", () => maintenance.stop());
-    await maintenance.start();
-  }
-  if (config.SERVICES.includes("mailer")) {
-    // Stops in the workers phase, before the pool closes: it hands claimed rows back.
-    const mailer = createMailerService({ config: mailerConfigFromEnv(env), db, redisUrl, logger, metrics });
-    shutdown.add("workers", "mailer", () => mailer.stop());
-    await mailer.start();
-  }
-  if (config.SERVICES.includes("gateway")) {
-    const gatewayConfig = gatewayConfigFromEnv({ ...env, DATA_DIR: dataDir });
-    const { deps, close } = await buildGatewayDeps(gatewayConfig, { db, redisUrl, logger, metrics, build, instanceId });
-    shutdown.add("queues", "gateway connections", close);
-    const gateway = createGatewayService(deps);
-    shutdown.add("listeners", "gateway http", () => gateway.stop());
-    const address = await gateway.start();
-    const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
-    process.stdout.write(`Roost is running at http://${host}:${address.port}\n`);
-  }
-  logger.info("roost started", { services: config.SERVICES, buildVersion: build.buildVersion });
-}
-
-main().catch((error: unknown) => {
-  const message = error instanceof ConfigError || error instanceof Error ? error.message : String(error);
-  process.stderr.write(`roost failed to start: ${message}\n`);
-  process.exit(1);
+    if (config.SERVICES.includes("maintenance")) {
+      const maintenance = createMaintenanceService({ config: maintenanceConfigFromEnv(env), db, redisUrl, logger });
+      shutdown.add("workers", "maintenance", () => maintenance.stop());
+      await maintenance.start();
+    }
+    if (config.SERVICES.includes("mailer")) {
+      // Stops in the workers phase, before the pool closes: it hands claimed rows back.
+      const mailer = createMailerService({ config: mailerConfigFromEnv(env), db, redisUrl, logger, metrics });
+      shutdown.add("workers", "mailer", () => mailer.stop());
+      await mailer.start();
+    }
+    if (config.SERVICES.includes("gateway")) {
+      const gatewayConfig = gatewayConfigFromEnv({ ...env, DATA_DIR: dataDir });
+      const { deps, close } = await buildGatewayDeps(gatewayConfig, { db, redisUrl, logger, metrics, build, instanceId });
+      shutdown.add("queues", "gateway connections", close);
+      const gateway = createGatewayService(deps);
+      shutdown.add("listeners", "gateway http", () => gateway.stop());
+      const address = await gateway.start();
+      const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+      process.stdout.write(`Roost is running at http://${host}:${address.port}\n`);
+    }
+    logger.info("roost started", { services: config.SERVICES, buildVersion: build.buildVersion });
+  },
 });

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { envOptionalString, envString, loadConfig } from "@roost/config";
+import { envLogLevel, envOptionalString, envString, loadConfig } from "@roost/config";
 
 /** Roles this build can run; SERVICES selects a subset (default: all). */
 export const SERVICE_ROLES = ["gateway", "maintenance", "mailer"] as const;
@@ -25,7 +25,7 @@ export const allInOneEnvSchema = z.object({
   DATABASE_URL: envOptionalString(),
   /** Unset: redis-server from PATH is started under DATA_DIR. */
   REDIS_URL: envOptionalString(),
-  LOG_LEVEL: z.enum(["error", "warn", "info", "http", "verbose", "debug", "silly"]).default("info"),
+  LOG_LEVEL: envLogLevel(),
   /** `pretty` for a terminal, `json` for log collectors; default json. */
   LOG_FORMAT: z.enum(["json", "pretty"]).default("json"),
 });

@@ -1,6 +1,6 @@
 import { availableParallelism } from "node:os";
 import { z } from "zod";
-import { envBool, envInt, envList, envNodeEnv, envOptionalBool, envOptionalString, envOptionalUrl, envString, loadConfig } from "@roost/config";
+import { envBool, envInt, envList, envLogLevel, envNodeEnv, envOptionalBool, envOptionalString, envOptionalUrl, envString, loadConfig } from "@roost/config";
 
 /** API_PAGE_QUERY_CONCURRENCY's default: twice the CPU cores, at least 2. */
 export const DEFAULT_PAGE_QUERY_CONCURRENCY = Math.max(2, 2 * availableParallelism());
@@ -22,7 +22,7 @@ export const gatewayEnvSchema = z
     REDIS_URL: envOptionalString(),
     /** Prefix of every Redis key and BullMQ queue; lets deployments share a Redis. */
     QUEUE_PREFIX: envString("roost"),
-    LOG_LEVEL: z.enum(["error", "warn", "info", "http", "verbose", "debug", "silly"]).default("info"),
+    LOG_LEVEL: envLogLevel(),
     /** Comma-separated browser origins allowed by CORS; none by default. */
     CORS_ALLOWED_ORIGINS: envList(),
     /** CIDRs of reverse proxies whose X-Forwarded-For is believed; none by default. */

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { envBool, envInt, envOptionalInt, envOptionalString, envOptionalUrl, envString, loadConfig } from "@roost/config";
+import { envBool, envInt, envLogLevel, envOptionalInt, envOptionalString, envOptionalUrl, envString, loadConfig } from "@roost/config";
 
 /** A secret keeps its spaces (no trim); empty or unset is "not set". */
 const envOptionalSecret = () =>
@@ -127,7 +127,7 @@ export function mailerConfigFromEnv(env: Record<string, string | undefined> = pr
 export const mailerInfraSchema = z.object({
   DATABASE_URL: envOptionalString(),
   REDIS_URL: envOptionalString(),
-  LOG_LEVEL: z.enum(["error", "warn", "info", "http", "verbose", "debug", "silly"]).default("info"),
+  LOG_LEVEL: envLogLevel(),
   /** Port for /metrics and /healthz when the mailer runs alone; unset = no listener. */
   MAILER_METRICS_PORT: envOptionalInt(0, 65535),
   /** Interface for that listener; 127.0.0.1. */

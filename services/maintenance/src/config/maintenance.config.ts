@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { envInt, envOptionalString, envString, loadConfig } from "@roost/config";
+import { envInt, envLogLevel, envOptionalString, envString, loadConfig } from "@roost/config";
 
 /** Variables the maintenance worker reads (besides DATABASE_URL/REDIS_URL given by main). */
 export const maintenanceEnvSchema = z.object({
@@ -18,7 +18,7 @@ export function maintenanceConfigFromEnv(env: Record<string, string | undefined>
 export const maintenanceInfraSchema = z.object({
   DATABASE_URL: envOptionalString(),
   REDIS_URL: envOptionalString(),
-  LOG_LEVEL: z.enum(["error", "warn", "info", "http", "verbose", "debug", "silly"]).default("info"),
+  LOG_LEVEL: envLogLevel(),
 });
 
 export function maintenanceInfraFromEnv(env: Record<string, string | undefined> = process.env) {
