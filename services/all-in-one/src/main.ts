@@ -5,6 +5,7 @@ import { createDatabase, migrate } from "@roost/db";
 import { startEmbeddedPostgres, startLocalRedis } from "@roost/embedded";
 import { loadBuildInfo, runService } from "@roost/lifecycle";
 import { createMetrics } from "@roost/observability";
+import { checkerConfigFromEnv, createCheckerService } from "@roost/service-checker";
 import { buildGatewayDeps, createGatewayService, gatewayConfigFromEnv } from "@roost/service-gateway";
 import { createMailerService, mailerConfigFromEnv } from "@roost/service-mailer";
 import { createMaintenanceService, maintenanceConfigFromEnv } from "@roost/service-maintenance";
@@ -58,6 +59,12 @@ runService({
       const mailer = createMailerService({ config: mailerConfigFromEnv(env), db, redisUrl, logger, metrics });
       shutdown.add("workers", "mailer", () => mailer.stop());
       await mailer.start();
+    }
+    if (config.SERVICES.includes("checker")) {
+      // Stops in the workers phase: running batches finish before the pool closes.
+      const checker = createCheckerService({ config: checkerConfigFromEnv(env), db, redisUrl, logger, metrics, buildVersion: build.buildVersion });
+      shutdown.add("workers", "checker", () => checker.stop());
+      await checker.start();
     }
     if (config.SERVICES.includes("gateway")) {
       const gatewayConfig = gatewayConfigFromEnv({ ...env, DATA_DIR: dataDir });

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { z } from "zod";
+import { checkerEnvSchema, checkerInfraSchema } from "@roost/service-checker";
 import { gatewayEnvSchema } from "@roost/service-gateway";
 import { mailerEnvSchema, mailerInfraSchema } from "@roost/service-mailer";
 import { maintenanceEnvSchema, maintenanceInfraSchema } from "@roost/service-maintenance";
@@ -28,6 +29,8 @@ const schemas: Record<string, z.ZodType> = {
   mailer: mailerEnvSchema,
   mailerInfra: mailerInfraSchema,
   allInOne: allInOneEnvSchema,
+  checker: checkerEnvSchema,
+  checkerInfra: checkerInfraSchema,
 };
 
 describe("README", () => {

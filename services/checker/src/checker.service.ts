@@ -1,6 +1,5 @@
 import { randomBytes } from "node:crypto";
 import {
-  DEFAULT_CHECK_BATCH_SIZE,
   ensureStatisticsPartitions,
   OwnAddress,
   ProbeLimiter,
@@ -129,7 +128,7 @@ export function createCheckerService(deps: CheckerDeps): CheckerService {
             await ensurePartitions();
             const result = await runCheckTick(
               { pool: deps.db.pool, checks, logger },
-              { batchSize: config.CHECKER_BATCH_SIZE ?? DEFAULT_CHECK_BATCH_SIZE, maxQueuedBatches: config.CHECKER_MAX_QUEUED_BATCHES, leaseMs: config.CHECKER_LEASE_MINUTES * 60_000 },
+              { batchSize: config.CHECKER_BATCH_SIZE, maxQueuedBatches: config.CHECKER_MAX_QUEUED_BATCHES, leaseMs: config.CHECKER_LEASE_SECONDS * 1000 },
             );
             queueWaiting.set(result.waiting + result.batches);
             return result;

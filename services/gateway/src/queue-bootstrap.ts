@@ -1,4 +1,4 @@
-import { maintenanceSchedules } from "@roost/queue";
+import { CHECK_TICK_SECONDS, maintenanceSchedules } from "@roost/queue";
 import type { ComponentHealth, Logger } from "@roost/observability";
 import type { GatewayQueues } from "./gateway.deps.js";
 
@@ -11,7 +11,7 @@ export interface QueueBootstrap {
 
 /**
  * Startup bootstrap reported by /readyz as `startup_queue_bootstrap`: the
- * maintenance job schedulers are upserted (idempotent, so every instance may
+ * maintenance job schedulers and the check tick are upserted (idempotent, so every instance may
  * do it; BullMQ keeps one scheduler per id, so one instance runs each tick)
  * and their first jobs run now rather than a period later.
  */
@@ -27,7 +27,9 @@ export function createQueueBootstrap(queues: GatewayQueues, logger: Logger): Que
         // An `every` scheduler produces its first job at once: the due work starts now.
         await queues.maintenance.schedule(name, maintenanceSchedules[name], {});
       }
-      state = { status: "up", details: { schedulers: names, bootstrapped_at: new Date().toISOString() } };
+      // The checkers register the check tick too; whoever is first, one scheduler runs it.
+      await queues.check.schedule("check-tick", CHECK_TICK_SECONDS, {});
+      state = { status: "up", details: { schedulers: [...names, "check-tick"], bootstrapped_at: new Date().toISOString() } };
       return true;
     } catch (error) {
       state = { status: "down", details: { error: error instanceof Error ? error.message : String(error) } };

@@ -1,10 +1,9 @@
 import { ConfigError } from "@roost/config";
 import { createDatabase } from "@roost/db";
 import { runService } from "@roost/lifecycle";
-import { createMetrics } from "@roost/observability";
+import { createMetrics, startMetricsListener } from "@roost/observability";
 import { mailerConfigFromEnv, mailerInfraFromEnv } from "./config/mailer.config.js";
 import { createMailerService } from "./mailer.service.js";
-import { startMetricsListener } from "./metrics-listener.js";
 
 /** The mailer alone (split deployment); any number of these may run against one database. */
 runService({
@@ -29,7 +28,7 @@ runService({
     shutdown.add("workers", "mailer", () => mailer.stop());
     if (config.MAILER_METRICS_PORT !== undefined) {
       const port = config.MAILER_METRICS_PORT;
-      const listener = await startMetricsListener({ metrics, workerId: mailer.workerId, port, host: config.MAILER_METRICS_HOST });
+      const listener = await startMetricsListener({ metrics, health: { workerId: mailer.workerId }, port, host: config.MAILER_METRICS_HOST });
       shutdown.add("listeners", "mailer metrics", () => listener.close());
     }
     await mailer.start();

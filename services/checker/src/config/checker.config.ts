@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { envBool, envInt, envString, loadConfig } from "@roost/config";
+import { envBool, envInt, envLogLevel, envOptionalInt, envOptionalString, envString, loadConfig } from "@roost/config";
 
 /** Variables the checker reads (besides DATABASE_URL/REDIS_URL, given by main or all-in-one). */
 export const checkerEnvSchema = z.object({
@@ -12,12 +12,27 @@ export const checkerEnvSchema = z.object({
   CHECKER_BATCH_SIZE: envInt(250, 1, 5000),
   /** Most check-batch jobs waiting in Redis (all checkers together). */
   CHECKER_MAX_QUEUED_BATCHES: envInt(16, 1, 10_000),
-  /** Minutes a claimed batch may take before its proxies are claimed again. */
-  CHECKER_LEASE_MINUTES: envInt(10, 1, 1440),
+  /** Seconds a claimed batch may take before its proxies are claimed again. */
+  CHECKER_LEASE_SECONDS: envInt(600, 5, 86_400),
 });
 
 export type CheckerConfig = z.output<typeof checkerEnvSchema>;
 
 export function checkerConfigFromEnv(env: Record<string, string | undefined> = process.env): CheckerConfig {
   return loadConfig(checkerEnvSchema, env);
+}
+
+/** Connection settings when the checker runs alone (all-in-one passes its own). */
+export const checkerInfraSchema = z.object({
+  DATABASE_URL: envOptionalString(),
+  REDIS_URL: envOptionalString(),
+  LOG_LEVEL: envLogLevel(),
+  /** Port for /metrics and /healthz when the checker runs alone; unset = no listener. */
+  CHECKER_METRICS_PORT: envOptionalInt(0, 65535),
+  /** Interface for that listener; 127.0.0.1. */
+  CHECKER_METRICS_HOST: envString("127.0.0.1"),
+});
+
+export function checkerInfraFromEnv(env: Record<string, string | undefined> = process.env) {
+  return loadConfig(checkerInfraSchema, env);
 }

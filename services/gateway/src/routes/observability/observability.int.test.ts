@@ -1,7 +1,7 @@
 import pg from "pg";
 import request from "supertest";
 import { createMetrics } from "@roost/observability";
-import { createProducer, createRedisConnection, maintenanceQueue, maintenanceSchedules } from "@roost/queue";
+import { CHECK_TICK_SECONDS, checkQueue, createProducer, createRedisConnection, maintenanceQueue, maintenanceSchedules } from "@roost/queue";
 import { ensureTemplate, testServerUrl, waitFor } from "@roost/testkit";
 import { startGatewayHarness, type GatewayHarness } from "../../test-support/gateway.harness.js";
 import { startGatewayPeer } from "../../test-support/gateway-peer.js";
@@ -35,7 +35,7 @@ describe("observability endpoints", () => {
       expect(res.body.uptime_seconds).toBeGreaterThanOrEqual(0);
     });
 
-    it("/readyz is ready once the gateway started, and the maintenance schedulers really exist in Redis", async () => {
+    it("/readyz is ready once the gateway started, and the maintenance schedulers and the check tick really exist in Redis", async () => {
       const before = await h.http.get("/readyz");
       expect(before.status).toBe(503);
       expect(before.body.components.startup_queue_bootstrap).toEqual({ status: "starting" });
@@ -65,6 +65,14 @@ describe("observability endpoints", () => {
         // Due work starts now, not a period later: every scheduler already produced a job.
         const jobs = await maintenance.queue.getJobs(["waiting", "delayed", "active", "completed", "failed", "prioritized"]);
         expect([...new Set(jobs.map((job) => job.name))].sort()).toEqual(Object.keys(maintenanceSchedules).sort());
+        // The check tick is registered too, and the report names it.
+        const checks = createProducer(checkQueue, { connection, prefix: h.deps.config.QUEUE_PREFIX });
+        try {
+          expect((await checks.queue.getJobSchedulers()).map((s) => ({ key: s.key, every: s.every }))).toEqual([{ key: "check-tick", every: CHECK_TICK_SECONDS * 1000 }]);
+        } finally {
+          await checks.close();
+        }
+        expect((ready.body as { components: { startup_queue_bootstrap: { details: { schedulers: string[] } } } }).components.startup_queue_bootstrap.details.schedulers).toContain("check-tick");
       } finally {
         await maintenance.close();
         connection.disconnect();

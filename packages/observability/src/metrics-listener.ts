@@ -1,18 +1,19 @@
 import http from "node:http";
-import type { Metrics } from "@roost/observability";
+import type { Metrics } from "./metrics.js";
 
 export interface MetricsListener {
   close(): Promise<void>;
 }
 
-/** `/metrics` and `/healthz` for a mailer run alone: split deployments have no gateway in its process to serve them. */
+/** `/metrics` and `/healthz` for a worker run alone: split deployments have no gateway in its process to serve them. */
 export async function startMetricsListener(options: {
   metrics: Metrics;
-  workerId: string;
+  /** The `/healthz` body besides `status: "ok"` (say the worker's id). */
+  health: Record<string, unknown>;
   port: number;
   host: string;
 }): Promise<MetricsListener> {
-  const { metrics, workerId } = options;
+  const { metrics, health } = options;
   const server = http.createServer((req, res) => {
     if (req.url === "/metrics") {
       void metrics.registry.metrics().then((body) => {
@@ -21,7 +22,7 @@ export async function startMetricsListener(options: {
       });
     } else if (req.url === "/healthz") {
       res.writeHead(200, { "Content-Type": "application/json" });
-      res.end(JSON.stringify({ status: "ok", workerId }));
+      res.end(JSON.stringify({ status: "ok", ...health }));
     } else {
       res.writeHead(404, { "Content-Type": "application/json" });
       res.end(JSON.stringify({ error: "Not found" }));

@@ -1,0 +1,156 @@
+import { spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import pg from "pg";
+import {
+  closedPort,
+  createTestDatabase,
+  createTestRedis,
+  freePort,
+  startNginxJudge,
+  startTarpit,
+  startTinyproxy,
+  waitFor,
+  type NginxJudge,
+  type ProxyPeer,
+  type Tarpit,
+  type TestDatabase,
+  type TestRedis,
+} from "@roost/testkit";
+
+/**
+ * The gateway and two checkers as separate processes on one PostgreSQL and
+ * Redis: an upload over HTTP gets every proxy checked, both checkers share
+ * the work, no proxy is checked twice in one cycle, and a checker killed
+ * with SIGKILL mid-batch loses no proxy (its batch is claimed again after
+ * the lease).
+ */
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+interface Started {
+  child: ReturnType<typeof spawn>;
+  output: { stdout: string; stderr: string };
+  exited: Promise<string>;
+}
+
+function run(service: string, env: Record<string, string>): Started {
+  const child = spawn(process.execPath, [path.join(repo, "services", service, "dist", "main.js")], {
+    env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "warn", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const output = { stdout: "", stderr: "" };
+  child.stdout?.on("data", (chunk: Buffer) => (output.stdout += chunk.toString()));
+  child.stderr?.on("data", (chunk: Buffer) => (output.stderr += chunk.toString()));
+  const exited = new Promise<string>((resolve) => child.once("exit", (code, signal) => resolve(signal ?? String(code))));
+  return { child, output, exited };
+}
+
+describe("gateway and two checkers as separate processes", () => {
+  let database: TestDatabase;
+  let redis: TestRedis;
+  let judge: NginxJudge;
+  let proxy: ProxyPeer;
+  let tarpit: Tarpit;
+  let dataDir: string;
+  let db: pg.Pool;
+  let base: string;
+  let token: string;
+  const children: Started[] = [];
+  const metricsPorts: number[] = [];
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    redis = createTestRedis();
+    judge = await startNginxJudge();
+    proxy = await startTinyproxy({ mode: "elite" });
+    tarpit = await startTarpit();
+    dataDir = await mkdtemp(path.join(os.tmpdir(), "roost-split-"));
+    db = new pg.Pool({ connectionString: database.url, max: 2 });
+    const infra = { DATABASE_URL: database.url, REDIS_URL: redis.url, QUEUE_PREFIX: redis.prefix.slice(0, -1), ALLOW_PRIVATE_NETWORK_TARGETS: "true" };
+    const port = await freePort();
+    const gateway = run("gateway", { ...infra, PORT: String(port), DATA_DIR: dataDir, PASSWORD_HASH_MEMORY_KIB: "1024", PASSWORD_HASH_TIME_COST: "1" });
+    children.push(gateway);
+    base = `http://127.0.0.1:${port}`;
+    await waitFor(
+      async () => {
+        if (gateway.child.exitCode !== null) throw new Error(`gateway exited: ${gateway.output.stderr}`);
+        return (await fetch(`${base}/healthz`).catch(() => null))?.status === 200;
+      },
+      { timeoutMs: 30_000, what: "the gateway" },
+    );
+    const registered = await fetch(`${base}/api/register`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: "split@example.com", password: "Correct-Horse-42" }),
+    });
+    token = ((await registered.json()) as { token: string }).token;
+    const auth = { authorization: `Bearer ${token}`, "content-type": "application/json" };
+    // Small batches and probes, so the work spreads over both checkers and a batch is in flight when one is killed.
+    expect((await fetch(`${base}/api/saveSettings`, { method: "POST", headers: auth, body: JSON.stringify({ checker: { concurrency: 8, judges: [{ url: judge.httpUrl, regex: "default" }], ip_lookup: "" } }) })).status).toBe(200);
+    const settings = { http_protocol: true, https_protocol: false, socks4_protocol: false, socks5_protocol: false, timeout: 1500, retries: 0, judges: [{ url: judge.httpUrl, regex: "default" }] };
+    expect((await fetch(`${base}/api/user/settings`, { method: "POST", headers: auth, body: JSON.stringify(settings) })).status).toBe(200);
+    for (let i = 0; i < 2; i++) {
+      const metricsPort = await freePort();
+      metricsPorts.push(metricsPort);
+      children.push(run("checker", { ...infra, CHECKER_BATCH_SIZE: "10", CHECKER_MAX_QUEUED_BATCHES: "4", CHECKER_LEASE_SECONDS: "6", CHECKER_METRICS_PORT: String(metricsPort) }));
+    }
+    for (const metricsPort of metricsPorts) {
+      await waitFor(async () => (await fetch(`http://127.0.0.1:${metricsPort}/healthz`).catch(() => null))?.status === 200, { timeoutMs: 30_000, what: "a checker" });
+    }
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const started of children) if (started.child.exitCode === null && started.child.signalCode === null) started.child.kill("SIGTERM");
+    await Promise.all(children.map((started) => started.exited));
+    await db?.end();
+    await proxy?.stop();
+    await tarpit?.stop();
+    await judge?.stop();
+    await database?.drop();
+    await redis?.cleanup();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  const upload = async (lines: string[]): Promise<void> => {
+    const form = new FormData();
+    form.append("proxyTextarea", lines.join("\n"));
+    const res = await fetch(`${base}/api/addProxies`, { method: "POST", headers: { authorization: `Bearer ${token}` }, body: form });
+    expect(res.status).toBe(200);
+  };
+  const unchecked = async (): Promise<number> => (await db.query<{ n: number }>("SELECT count(*)::int AS n FROM proxies WHERE latest_check IS NULL")).rows[0]?.n ?? -1;
+  const checksBy = async (metricsPort: number): Promise<number> => {
+    const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    return [...text.matchAll(/^svc_checks_total\{[^}]*result="(?:alive|dead)"[^}]*\} (\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0);
+  };
+  const statisticsPerProxy = async (): Promise<number[]> =>
+    (await db.query<{ n: number }>("SELECT (SELECT count(*)::int FROM proxy_statistics s WHERE s.proxy_id = p.id) AS n FROM proxies p")).rows.map((r) => r.n);
+
+  it("checks an upload once per proxy, shared by both checkers", async () => {
+    const dead = await closedPort();
+    // One live proxy and 119 dead ones (each its own identity: the credentials differ).
+    await upload([`127.0.0.1:${proxy.port}`, ...Array.from({ length: 119 }, (_, i) => `127.0.0.1:${dead}:u${i}:p`)]);
+    await waitFor(async () => (await unchecked()) === 0, { timeoutMs: 60_000, what: "every proxy checked" });
+    const { rows } = await db.query<{ alive: boolean }>("SELECT alive FROM proxies WHERE port = $1", [proxy.port]);
+    expect(rows).toEqual([{ alive: true }]);
+    expect(new Set(await statisticsPerProxy())).toEqual(new Set([1]));
+    const [first, second] = await Promise.all(metricsPorts.map(checksBy));
+    expect(first).toBeGreaterThan(0);
+    expect(second).toBeGreaterThan(0);
+    expect((first ?? 0) + (second ?? 0)).toBe(120);
+  }, 90_000);
+
+  it("loses no proxy when a checker is killed with SIGKILL mid-batch", async () => {
+    // Tarpit proxies: each probe waits out the 1.5 s timeout, so batches are in flight for seconds.
+    await upload(Array.from({ length: 60 }, (_, i) => `127.0.0.1:${tarpit.port}:t${i}:p`));
+    await waitFor(async () => tarpit.openConnections() >= 4, { timeoutMs: 30_000, what: "probes in flight" });
+    const victim = children[1];
+    victim?.child.kill("SIGKILL");
+    expect(await victim?.exited).toBe("SIGKILL");
+    // The survivor checks the rest, and the victim's batch once its lease has run out.
+    await waitFor(async () => (await unchecked()) === 0, { timeoutMs: 90_000, what: "every proxy checked after the kill" });
+    const perProxy = await statisticsPerProxy();
+    expect(perProxy.every((n) => n === 1)).toBe(true);
+  }, 120_000);
+});
