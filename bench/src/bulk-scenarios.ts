@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { performance } from "node:perf_hooks";
+import { protocolsOfMask } from "@roost/inventory";
 import type pg from "pg";
 import { generatedIp } from "./bench-database.js";
 import type { LoopbackClient } from "./load.js";
@@ -148,8 +149,6 @@ export async function apiExport(client: LoopbackClient, token: string, format: E
 /** The columns of the csv and json exports, as a plain query reads them. */
 const WHOLE_ROW_COLUMNS = `id, ip, port, username, password, alive_protocols, country, estimated_type, anonymity_level, response_time, alive,
   to_char(latest_check AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS latest_check, reputation_label, reputation_score`;
-const PROTOCOL_BITS = ["http", "https", "socks4", "socks5"];
-export const protocolsOf = (mask: number): string[] => PROTOCOL_BITS.filter((_p, bit) => (mask & (1 << bit)) !== 0);
 /** A csv cell the plain way: quoted when it holds a comma, quote or line break. */
 const csvCell = (value: unknown): string => {
   const text = value === null ? "" : String(value);
@@ -165,7 +164,7 @@ const SQL_LINE: Record<ExportBenchFormat, { columns: string; line: (row: unknown
     columns: WHOLE_ROW_COLUMNS,
     line: (row) => {
       const r = row as WholeRow;
-      return `${[r[0], r[1], r[2], r[3], r[4], protocolsOf(r[5]).join(";"), ...r.slice(6)].map(csvCell).join(",")}\n`;
+      return `${[r[0], r[1], r[2], r[3], r[4], protocolsOfMask(r[5]).join(";"), ...r.slice(6)].map(csvCell).join(",")}\n`;
     },
   },
   json: {
@@ -173,7 +172,7 @@ const SQL_LINE: Record<ExportBenchFormat, { columns: string; line: (row: unknown
     line: (row) => {
       const r = row as WholeRow;
       const object = {
-        id: r[0], ip: r[1], port: r[2], username: r[3], password: r[4], protocols: protocolsOf(r[5]), country: r[6], type: r[7],
+        id: r[0], ip: r[1], port: r[2], username: r[3], password: r[4], protocols: protocolsOfMask(r[5]), country: r[6], type: r[7],
         anonymity: r[8], response_time: r[9], alive: r[10], latest_check: r[11], reputation_label: r[12], reputation_score: r[13],
       };
       return `${JSON.stringify(object)}\n`;
