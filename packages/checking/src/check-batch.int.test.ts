@@ -1,9 +1,12 @@
+import http from "node:http";
+import net from "node:net";
 import { createDatabase, type Database } from "@roost/db";
 import { OutboundGuard } from "@roost/net";
 import { createLogger } from "@roost/observability";
 import {
   closedPort,
   createTestDatabase,
+  freePort,
   startDante,
   startMicrosocks,
   startNginxJudge,
@@ -16,6 +19,7 @@ import {
   type TestDatabase,
 } from "@roost/testkit";
 import { runCheckBatch, type CheckBatchDeps } from "./check-batch.js";
+import { JudgeHealth } from "./judge-health.js";
 import { ProbeLimiter } from "./probe-limiter.js";
 
 /**
@@ -83,15 +87,24 @@ describe("runCheckBatch against real peers", () => {
     timeoutMs?: number;
     retries?: number;
     useHttpsForSocks?: boolean;
+    autoRemoveAfter?: number;
   }
   const newUser = async (setup: Setup): Promise<number> => {
     const { rows } = await db.pool.query<{ id: number }>("INSERT INTO users (email, password_hash) VALUES ('c' || gen_random_uuid() || '@example.com', 'x') RETURNING id");
     const userId = rows[0]?.id ?? 0;
     await db.pool.query(
       `INSERT INTO user_settings (user_id, http_protocol, https_protocol, socks4_protocol, socks5_protocol, timeout_ms, retries, use_https_for_socks,
-                                  proxy_list_columns, scrape_source_proxy_columns, scrape_source_list_columns)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, '{}', '{}', '{}')`,
-      [userId, ...(["http", "https", "socks4", "socks5"] as const).map((p) => setup.protocols.includes(p)), setup.timeoutMs ?? 3000, setup.retries ?? 0, setup.useHttpsForSocks ?? false],
+                                  auto_remove_failing_proxies, auto_remove_failure_threshold, proxy_list_columns, scrape_source_proxy_columns, scrape_source_list_columns)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, '{}', '{}', '{}')`,
+      [
+        userId,
+        ...(["http", "https", "socks4", "socks5"] as const).map((p) => setup.protocols.includes(p)),
+        setup.timeoutMs ?? 3000,
+        setup.retries ?? 0,
+        setup.useHttpsForSocks ?? false,
+        setup.autoRemoveAfter !== undefined,
+        setup.autoRemoveAfter ?? 3,
+      ],
     );
     for (const [position, j] of setup.judges.entries()) {
       await db.pool.query("INSERT INTO user_judges (user_id, url, regex, position) VALUES ($1, $2, $3, $4)", [userId, j.url, j.regex ?? "default", position]);
@@ -168,11 +181,11 @@ describe("runCheckBatch against real peers", () => {
       expect(stats[0]).toMatchObject({ protocol: "http", alive, anonymity_level: expected[name], judge_url: judge.httpUrl, attempt: 0 });
       if (alive) expect(stats[0]?.body).toContain("REMOTE_ADDR = ");
     }
-    const { rows: status } = await db.pool.query<{ alive: boolean; check_count: number; success_count: number }>(
-      "SELECT alive, check_count, success_count FROM proxy_protocol_status WHERE proxy_id = $1 AND protocol = 'http'",
+    const { rows: status } = await db.pool.query<{ alive: boolean; history: string; history_length: number }>(
+      "SELECT alive, history::text AS history, history_length FROM proxy_protocol_status WHERE proxy_id = $1 AND protocol = 'http'",
       [ids.elite],
     );
-    expect(status).toEqual([{ alive: true, check_count: 1, success_count: 1 }]);
+    expect(status).toEqual([{ alive: true, history: "1", history_length: 1 }]);
     const { rows: day } = await db.pool.query<{ checks: string; alive_checks: string }>("SELECT checks, alive_checks FROM user_daily_stats WHERE user_id = $1", [userId]);
     expect(day).toEqual([{ checks: "8", alive_checks: "6" }]);
     const { rows: judged } = await db.pool.query<{ judge_url: string; elite: string; anonymous: string; transparent: string }>(
@@ -244,4 +257,145 @@ describe("runCheckBatch against real peers", () => {
     expect((await proxyRow(kept))?.alive).toBe(true);
     expect(await statistics(gone)).toEqual([]);
   });
+
+  const reputation = async (id: number) =>
+    (
+      await db.pool.query<{ reputation_label: string; reputation_score: number }>("SELECT reputation_label, reputation_score FROM proxies WHERE id = $1", [id])
+    ).rows[0];
+
+  it("rates a steady proxy good and one that comes and goes no better than neutral, in the row and per protocol", async () => {
+    const userId = await newUser({ protocols: ["http"], judges: [{ url: judge.httpUrl }], timeoutMs: 1500 });
+    const relay = await startRelay(peer("elite").port);
+    try {
+      const steady = await addProxy(userId, peer("elite").port);
+      const flaky = await addProxy(userId, relay.port);
+      for (let cycle = 0; cycle < 6; cycle++) {
+        // The flaky proxy's listener is there on even cycles only.
+        if (cycle % 2 === 0) await relay.start();
+        else await relay.stop();
+        await runCheckBatch(deps, userId, [steady, flaky]);
+        if (cycle === 1) expect((await reputation(steady))?.reputation_label).toBe("unknown");
+      }
+      expect(await reputation(steady)).toEqual({ reputation_label: "good", reputation_score: 100 });
+      const rated = await reputation(flaky);
+      expect(["neutral", "poor"]).toContain(rated?.reputation_label);
+      expect(rated?.reputation_score).toBeLessThan(70);
+      const { rows } = await db.pool.query<{ kind: string; label: string }>("SELECT kind, label FROM proxy_reputations WHERE proxy_id = $1 ORDER BY kind", [steady]);
+      expect(rows).toEqual([{ kind: "http", label: "good" }, { kind: "overall", label: "good" }]);
+      const { rows: window } = await db.pool.query<{ history: string; history_length: number }>("SELECT history::text AS history, history_length FROM proxy_protocol_status WHERE proxy_id = $1", [flaky]);
+      // Oldest first: alive, dead, alive, dead, alive, dead -> bits 0b010101 with the newest (dead) in bit 0.
+      expect(window).toEqual([{ history: String(0b101010), history_length: 6 }]);
+    } finally {
+      await relay.close();
+    }
+  }, 60_000);
+
+  it("removes a proxy dead on every protocol for the threshold's cycles when auto-remove is on, and keeps it when off", async () => {
+    const dead = await closedPort();
+    const on = await newUser({ protocols: ["http"], judges: [{ url: judge.httpUrl }], autoRemoveAfter: 2 });
+    const off = await newUser({ protocols: ["http"], judges: [{ url: judge.httpUrl }] });
+    const doomed = await addProxy(on, dead);
+    const alive = await addProxy(on, peer("elite").port);
+    const kept = await addProxy(off, dead);
+    const first = await runCheckBatch(deps, on, [doomed, alive]);
+    expect(first.removed).toEqual([]);
+    const second = await runCheckBatch(deps, on, [doomed, alive]);
+    expect(second.removed).toEqual([doomed]);
+    expect(second.checked).toEqual([alive]);
+    for (let i = 0; i < 3; i++) await runCheckBatch(deps, off, [kept]);
+    const { rows } = await db.pool.query<{ id: number; consecutive_failures: number }>("SELECT id, consecutive_failures FROM proxies WHERE id = ANY($1::int[]) ORDER BY id", [[doomed, alive, kept]]);
+    expect(rows).toEqual([{ id: alive, consecutive_failures: 0 }, { id: kept, consecutive_failures: 3 }]);
+  });
+
+  it("skips a judge that is down without blaming the proxies, retries soon, and checks again once it is back", async () => {
+    const echo = await startEchoJudge();
+    try {
+      const health = new JudgeHealth(deps.guard, deps.logger, { timeoutMs: 1000 });
+      const withHealth = { ...deps, judgeHealth: health };
+      const userId = await newUser({ protocols: ["http"], judges: [{ url: echo.url }] });
+      const id = await addProxy(userId, peer("elite").port);
+      await health.probeAll([], [echo.url]);
+      await runCheckBatch(withHealth, userId, [id]);
+      expect((await proxyRow(id))?.alive).toBe(true);
+      await echo.stop();
+      await health.probeAll([], [echo.url]);
+      expect(health.isUp(echo.url)).toBe(false);
+      const outcome = await runCheckBatch(withHealth, userId, [id]);
+      expect(outcome.skipped).toEqual(["http"]);
+      // No dead statistic, the previous state kept, the next check within a minute.
+      expect((await statistics(id)).map((s) => s.alive)).toEqual([true]);
+      const row = await proxyRow(id);
+      expect(row).toMatchObject({ alive: true, consecutive_failures: 0 });
+      expect(row?.next_in_s).toBeLessThanOrEqual(60);
+      await echo.start();
+      await health.probeAll([], [echo.url]);
+      expect(health.isUp(echo.url)).toBe(true);
+      await runCheckBatch(withHealth, userId, [id]);
+      expect((await statistics(id)).map((s) => s.alive)).toEqual([true, true]);
+    } finally {
+      await echo.close();
+    }
+  });
 });
+
+/** A TCP relay to `targetPort` on a fixed port whose listener the test takes away and brings back: a proxy that goes and comes. */
+async function startRelay(targetPort: number) {
+  const port = await freePort();
+  const sockets = new Set<net.Socket>();
+  let server: net.Server | null = null;
+  const relay = {
+    port,
+    async start(): Promise<void> {
+      if (server) return;
+      const listening = net.createServer((client) => {
+        const upstream = net.connect(targetPort, "127.0.0.1");
+        for (const socket of [client, upstream]) {
+          sockets.add(socket);
+          socket.on("close", () => sockets.delete(socket));
+          socket.on("error", () => undefined);
+        }
+        client.pipe(upstream).pipe(client);
+      });
+      await new Promise<void>((resolve) => listening.listen(port, "127.0.0.1", resolve));
+      server = listening;
+    },
+    async stop(): Promise<void> {
+      const current = server;
+      server = null;
+      for (const socket of sockets) socket.destroy();
+      if (current) await new Promise<void>((resolve) => current.close(() => resolve()));
+    },
+    close: () => relay.stop(),
+  };
+  return relay;
+}
+
+/** An http judge on a fixed port that echoes the request's headers (azenv-like), stopped and started by the test. */
+async function startEchoJudge() {
+  const port = await freePort();
+  let server: http.Server | null = null;
+  const judge = {
+    url: `http://127.0.0.1:${port}/judge`,
+    async start(): Promise<void> {
+      const listening = http.createServer((req, res) => {
+        const lines = [`REMOTE_ADDR = ${req.socket.remoteAddress ?? ""}`, ...Object.entries(req.headers).map(([name, value]) => `HTTP_${name.toUpperCase().replaceAll("-", "_")} = ${String(value)}`)];
+        res.writeHead(200, { "content-type": "text/plain" });
+        res.end(lines.join("\n"));
+      });
+      await new Promise<void>((resolve) => listening.listen(port, "127.0.0.1", resolve));
+      server = listening;
+    },
+    async stop(): Promise<void> {
+      const current = server;
+      server = null;
+      if (current) {
+        current.closeAllConnections();
+        await new Promise<void>((resolve) => current.close(() => resolve()));
+      }
+    },
+    close: () => judge.stop(),
+  };
+  await judge.start();
+  return judge;
+}
+

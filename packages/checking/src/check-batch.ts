@@ -31,6 +31,8 @@ export interface CheckBatchDeps {
   requestHeaders: Readonly<Record<string, string>>;
   /** TLS to https judges (tests trust their own CA here). */
   tls?: GuardedTlsOptions;
+  /** Judges found down by their own health probes are not used (JudgeHealth); without it every judge counts as up. */
+  judgeHealth?: { isUp(url: string): boolean };
   /** Called once per probe, for metrics. */
   observe?(protocol: CheckProtocol, result: "alive" | "dead" | "skipped", seconds: number): void;
 }
@@ -38,6 +40,8 @@ export interface CheckBatchDeps {
 export interface CheckBatchOutcome {
   /** Proxies whose rows were written (deleted ones are left out). */
   checked: number[];
+  /** Proxies removed by the owner's auto_remove_failing_proxies. */
+  removed: number[];
   /** Protocols enabled but not probed: no usable judge for their scheme. */
   skipped: CheckProtocol[];
 }
@@ -47,6 +51,8 @@ interface OwnerSettings {
   timeoutMs: number;
   retries: number;
   useHttpsForSocks: boolean;
+  /** Failed cycles in a row after which a proxy is removed; null when auto-remove is off. */
+  autoRemoveAfter: number | null;
 }
 
 interface Judge {
@@ -72,8 +78,13 @@ const endpointProtocol = (protocol: CheckProtocol): ProxyEndpoint["protocol"] =>
 
 async function ownerSettings(pool: pg.Pool, userId: number): Promise<{ settings: OwnerSettings; judges: { url: string; regex: string }[] } | null> {
   const [settings, judges] = await Promise.all([
-    pool.query<{ http_protocol: boolean; https_protocol: boolean; socks4_protocol: boolean; socks5_protocol: boolean; timeout_ms: number; retries: number; use_https_for_socks: boolean }>(
-      `SELECT http_protocol, https_protocol, socks4_protocol, socks5_protocol, timeout_ms, retries, use_https_for_socks FROM user_settings WHERE user_id = $1`,
+    pool.query<{
+      http_protocol: boolean; https_protocol: boolean; socks4_protocol: boolean; socks5_protocol: boolean; timeout_ms: number; retries: number;
+      use_https_for_socks: boolean; auto_remove_failing_proxies: boolean; auto_remove_failure_threshold: number;
+    }>(
+      `SELECT http_protocol, https_protocol, socks4_protocol, socks5_protocol, timeout_ms, retries, use_https_for_socks,
+              auto_remove_failing_proxies, auto_remove_failure_threshold
+         FROM user_settings WHERE user_id = $1`,
       [userId],
     ),
     pool.query<{ url: string; regex: string }>("SELECT url, regex FROM user_judges WHERE user_id = $1 ORDER BY position, id", [userId]),
@@ -82,7 +93,13 @@ async function ownerSettings(pool: pg.Pool, userId: number): Promise<{ settings:
   if (!row) return null;
   const enabled = { http: row.http_protocol, https: row.https_protocol, socks4: row.socks4_protocol, socks5: row.socks5_protocol };
   return {
-    settings: { protocols: CHECK_PROTOCOLS.filter((p) => enabled[p]), timeoutMs: row.timeout_ms, retries: row.retries, useHttpsForSocks: row.use_https_for_socks },
+    settings: {
+      protocols: CHECK_PROTOCOLS.filter((p) => enabled[p]),
+      timeoutMs: row.timeout_ms,
+      retries: row.retries,
+      useHttpsForSocks: row.use_https_for_socks,
+      autoRemoveAfter: row.auto_remove_failing_proxies ? row.auto_remove_failure_threshold : null,
+    },
     judges: judges.rows,
   };
 }
@@ -98,24 +115,30 @@ const storable = (bytes: Buffer): string => bytes.toString("utf8").replaceAll("\
  */
 export async function runCheckBatch(deps: CheckBatchDeps, userId: number, proxyIds: readonly number[]): Promise<CheckBatchOutcome> {
   const owner = await ownerSettings(deps.pool, userId);
-  if (!owner) return { checked: [], skipped: [] };
+  if (!owner) return { checked: [], removed: [], skipped: [] };
   const { rows: proxies } = await deps.pool.query<ProxyRow>(
     "SELECT id, ip, port, username, password, scheme_hint FROM proxies WHERE user_id = $1 AND id = ANY($2::int[]) ORDER BY id",
     [userId, [...proxyIds]],
   );
-  if (proxies.length === 0) return { checked: [], skipped: [] };
+  if (proxies.length === 0) return { checked: [], removed: [], skipped: [] };
   const config = deps.settings();
   const sent = { ...deps.requestHeaders };
   const classify = createAnonymityClassifier(config.proxyHeaders);
   const ownAddresses = deps.ownAddresses();
 
-  // Usable judges per scheme; a regex the engine cannot compile makes its judge unusable, never its proxies dead.
+  // Usable judges per scheme; a regex the engine cannot compile makes its judge unusable, never its proxies dead,
+  // and a judge that is down is skipped (its scheme retried soon), never blamed on proxies.
   const judges = new Map<string, Judge[]>();
+  const downSchemes = new Set<string>();
   for (const judge of owner.judges) {
     let scheme: string;
     try {
       scheme = new URL(judge.url).protocol;
     } catch {
+      continue;
+    }
+    if (deps.judgeHealth && !deps.judgeHealth.isUp(judge.url)) {
+      downSchemes.add(scheme);
       continue;
     }
     let matches: (body: string) => boolean;
@@ -136,6 +159,7 @@ export async function runCheckBatch(deps: CheckBatchDeps, userId: number, proxyI
   };
   const probed = owner.settings.protocols.filter((protocol) => (judges.get(judgeScheme(protocol, owner.settings.useHttpsForSocks)) ?? []).length > 0);
   const skipped = owner.settings.protocols.filter((protocol) => !probed.includes(protocol));
+  const retrySoon = skipped.some((protocol) => downSchemes.has(judgeScheme(protocol, owner.settings.useHttpsForSocks)));
   for (const protocol of skipped) deps.observe?.(protocol, "skipped", 0);
   if (skipped.length > 0) deps.logger.warn("protocols not checked: no usable judge for their scheme", { userId, protocols: skipped });
 
@@ -205,8 +229,12 @@ export async function runCheckBatch(deps: CheckBatchDeps, userId: number, proxyI
       responseMs: best?.responseMs ?? 0,
       anonymity: best?.anonymity ?? "N/A",
       attempt: best?.attempt ?? 0,
+      // Protocols without any judge are left out; a cycle with judges down is not complete, so it does not count.
+      failedCycle: probed.length > 0 && alive.length === 0 && !retrySoon,
+      retrySoon,
     };
   });
-  const checked = await writeCheckResults(deps.pool, userId, checks, verdicts, { intervalSeconds: config.intervalSeconds });
-  return { checked, skipped };
+  const written = await writeCheckResults(deps.pool, userId, checks, verdicts, { intervalSeconds: config.intervalSeconds, autoRemoveAfter: owner.settings.autoRemoveAfter });
+  if (written.removed.length > 0) deps.logger.info("failing proxies removed", { userId, proxies: written.removed.length, threshold: owner.settings.autoRemoveAfter });
+  return { checked: written.updated, removed: written.removed, skipped };
 }

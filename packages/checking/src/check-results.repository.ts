@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { reputationOf, type ProtocolWindow } from "./reputation.js";
 
 /** One protocol probed once: a statistic row (and its capped body when responses are saved). */
 export interface ProtocolCheck {
@@ -25,6 +26,35 @@ export interface ProxyVerdict {
   responseMs: number;
   anonymity: string;
   attempt: number;
+  /** Every protocol probed was dead and no judge was down: one more failed cycle (protocols without a judge are left out). */
+  failedCycle: boolean;
+  /** Protocols were skipped because all their judges were down: check again soon instead of after the interval. */
+  retrySoon: boolean;
+}
+
+export interface WriteOptions {
+  intervalSeconds: number;
+  /** Seconds to the next check of a proxy whose protocols were skipped for judges that are down. */
+  retrySoonSeconds?: number;
+  /** The owner's auto_remove_failing_proxies: remove after this many failed cycles in a row. */
+  autoRemoveAfter: number | null;
+}
+
+export interface WriteOutcome {
+  /** Proxies whose rows were written (deleted meanwhile: left out). */
+  updated: number[];
+  /** Proxies removed for failing `autoRemoveAfter` cycles in a row. */
+  removed: number[];
+}
+
+interface StatusRow {
+  proxy_id: number;
+  protocol: string;
+  alive: boolean;
+  response_time: number;
+  anonymity_level: string;
+  history: string;
+  history_length: number;
 }
 
 /**
@@ -38,12 +68,26 @@ export async function writeCheckResults(
   userId: number,
   checks: readonly ProtocolCheck[],
   verdicts: readonly ProxyVerdict[],
-  { intervalSeconds }: { intervalSeconds: number },
-): Promise<number[]> {
+  options: WriteOptions,
+): Promise<WriteOutcome> {
   const client = await pool.connect();
   try {
     await client.query("BEGIN");
     if (checks.length > 0) await writeChecks(client, userId, checks);
+    const ids = verdicts.map((v) => v.proxyId);
+    // Reputation from every protocol's window after this check (skipped protocols keep theirs).
+    const { rows: statuses } = await client.query<StatusRow>(
+      `SELECT proxy_id, protocol, alive, response_time, anonymity_level, history::text AS history, history_length
+         FROM proxy_protocol_status WHERE proxy_id = ANY($1::int[])`,
+      [ids],
+    );
+    const windows = new Map<number, Map<string, ProtocolWindow>>();
+    for (const row of statuses) {
+      const perProxy = windows.get(row.proxy_id) ?? new Map<string, ProtocolWindow>();
+      perProxy.set(row.protocol, { history: BigInt(row.history), length: row.history_length, responseMs: row.response_time, anonymity: row.anonymity_level, alive: row.alive });
+      windows.set(row.proxy_id, perProxy);
+    }
+    const reputations = ids.map((id) => reputationOf(windows.get(id) ?? new Map()));
     const { rows } = await client.query<{ id: number }>(
       `UPDATE proxies p SET
           alive_protocols = (p.alive_protocols & ~v.probed) | v.alive_mask,
@@ -51,26 +95,55 @@ export async function writeCheckResults(
           response_time = CASE WHEN v.alive_mask <> 0 THEN v.response_time WHEN (p.alive_protocols & ~v.probed) <> 0 THEN p.response_time ELSE 0 END,
           anonymity_level = CASE WHEN v.alive_mask <> 0 THEN v.anonymity WHEN (p.alive_protocols & ~v.probed) <> 0 THEN p.anonymity_level ELSE 'N/A' END,
           attempt = CASE WHEN v.alive_mask <> 0 THEN v.attempt WHEN (p.alive_protocols & ~v.probed) <> 0 THEN p.attempt ELSE NULL END,
-          consecutive_failures = CASE WHEN v.probed = 0 THEN p.consecutive_failures
-                                      WHEN ((p.alive_protocols & ~v.probed) | v.alive_mask) <> 0 THEN 0 ELSE p.consecutive_failures + 1 END,
+          consecutive_failures = CASE WHEN v.failed THEN p.consecutive_failures + 1
+                                      WHEN ((p.alive_protocols & ~v.probed) | v.alive_mask) <> 0 THEN 0 ELSE p.consecutive_failures END,
           latest_check = CASE WHEN v.probed = 0 THEN p.latest_check ELSE now() END,
-          next_check_at = now() + make_interval(secs => $3)
-         FROM unnest($2::int[], $4::smallint[], $5::smallint[], $6::int[], $7::text[], $8::int[]) AS v(id, probed, alive_mask, response_time, anonymity, attempt)
+          reputation_score = v.score,
+          reputation_label = v.label,
+          next_check_at = now() + make_interval(secs => CASE WHEN v.retry_soon THEN LEAST($3::int, $4::int) ELSE $3::int END)
+         FROM unnest($2::int[], $5::smallint[], $6::smallint[], $7::int[], $8::text[], $9::int[], $10::bool[], $11::bool[], $12::real[], $13::text[])
+              AS v(id, probed, alive_mask, response_time, anonymity, attempt, failed, retry_soon, score, label)
         WHERE p.id = v.id AND p.user_id = $1
         RETURNING p.id`,
       [
         userId,
-        verdicts.map((v) => v.proxyId),
-        intervalSeconds,
+        ids,
+        options.intervalSeconds,
+        options.retrySoonSeconds ?? 60,
         verdicts.map((v) => v.probedMask),
         verdicts.map((v) => v.aliveMask),
         verdicts.map((v) => v.responseMs),
         verdicts.map((v) => v.anonymity),
         verdicts.map((v) => v.attempt),
+        verdicts.map((v) => v.failedCycle),
+        verdicts.map((v) => v.retrySoon),
+        reputations.map((r) => r.overall.score),
+        reputations.map((r) => r.overall.label),
       ],
     );
+    const kinds = reputations.flatMap((r, k) => [
+      { id: ids[k] ?? 0, kind: "overall", ...r.overall },
+      ...[...r.protocols].map(([kind, value]) => ({ id: ids[k] ?? 0, kind, ...value })),
+    ]);
+    await client.query(
+      `INSERT INTO proxy_reputations (proxy_id, kind, score, label, updated_at)
+       SELECT r.id, r.kind, r.score, r.label, now()
+         FROM unnest($1::int[], $2::text[], $3::real[], $4::text[]) AS r(id, kind, score, label)
+        WHERE EXISTS (SELECT 1 FROM proxies p WHERE p.id = r.id AND p.user_id = $5)
+       ON CONFLICT (proxy_id, kind) DO UPDATE SET score = EXCLUDED.score, label = EXCLUDED.label, updated_at = EXCLUDED.updated_at`,
+      [kinds.map((r) => r.id), kinds.map((r) => r.kind), kinds.map((r) => r.score), kinds.map((r) => r.label), userId],
+    );
+    let removed: number[] = [];
+    if (options.autoRemoveAfter !== null) {
+      const gone = await client.query<{ id: number }>(
+        "DELETE FROM proxies WHERE user_id = $1 AND id = ANY($2::int[]) AND consecutive_failures >= $3 RETURNING id",
+        [userId, ids, options.autoRemoveAfter],
+      );
+      removed = gone.rows.map((r) => r.id).sort((a, b) => a - b);
+    }
     await client.query("COMMIT");
-    return rows.map((r) => r.id).sort((a, b) => a - b);
+    const removedSet = new Set(removed);
+    return { updated: rows.map((r) => r.id).filter((id) => !removedSet.has(id)).sort((a, b) => a - b), removed };
   } catch (error) {
     await client.query("ROLLBACK").catch(() => undefined);
     throw error;
@@ -107,12 +180,13 @@ async function writeChecks(client: pg.PoolClient, userId: number, checks: readon
        INSERT INTO proxy_statistic_responses (statistic_id, created_at, body)
        SELECT s.id, s.created_at, t.body FROM stats s JOIN t ON t.proxy_id = s.proxy_id AND t.protocol = s.protocol WHERE t.body IS NOT NULL
      ), status AS (
-       INSERT INTO proxy_protocol_status (proxy_id, protocol, alive, attempt, response_time, anonymity_level, judge_url, check_count, success_count, checked_at)
-       SELECT proxy_id, protocol, alive, attempt, response_time, anonymity, judge, 1, alive::int, now() FROM t
+       INSERT INTO proxy_protocol_status (proxy_id, protocol, alive, attempt, response_time, anonymity_level, judge_url, history, history_length, checked_at)
+       SELECT proxy_id, protocol, alive, attempt, response_time, anonymity, judge, alive::int::bigint, 1, now() FROM t
        ON CONFLICT (proxy_id, protocol) DO UPDATE SET
          alive = EXCLUDED.alive, attempt = EXCLUDED.attempt, response_time = EXCLUDED.response_time,
          anonymity_level = EXCLUDED.anonymity_level, judge_url = EXCLUDED.judge_url, checked_at = EXCLUDED.checked_at,
-         check_count = proxy_protocol_status.check_count + 1, success_count = proxy_protocol_status.success_count + EXCLUDED.success_count
+         history = (proxy_protocol_status.history << 1) | EXCLUDED.history,
+         history_length = LEAST(proxy_protocol_status.history_length + 1, 64)
      ), user_day AS (
        INSERT INTO user_daily_stats (user_id, day, checks, alive_checks)
        SELECT $1, (now() AT TIME ZONE 'UTC')::date, count(*), count(*) FILTER (WHERE alive) FROM t HAVING count(*) > 0

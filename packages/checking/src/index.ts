@@ -3,7 +3,7 @@ export type { AnonymityLevel } from "./anonymity.js";
 export { CHECK_PROTOCOLS, runCheckBatch } from "./check-batch.js";
 export type { CheckBatchDeps, CheckBatchOutcome, CheckerSettings, CheckProtocol } from "./check-batch.js";
 export { writeCheckResults } from "./check-results.repository.js";
-export type { ProtocolCheck, ProxyVerdict } from "./check-results.repository.js";
+export type { ProtocolCheck, ProxyVerdict, WriteOptions, WriteOutcome } from "./check-results.repository.js";
 export { claimDueChecks } from "./check-schedule.repository.js";
 export type { ClaimedBatch, ClaimOptions } from "./check-schedule.repository.js";
 export { DEFAULT_CHECK_BATCH_SIZE, runCheckTick } from "./check-scheduler.js";
@@ -12,3 +12,7 @@ export { defaultJudgeMatcher, JUDGE_BODY_LIMIT_BYTES, SAVED_BODY_LIMIT_BYTES } f
 export { OwnAddress } from "./own-address.js";
 export { ProbeLimiter } from "./probe-limiter.js";
 export { dropExpiredStatistics, ensureStatisticsPartitions } from "./statistics-partitions.js";
+export { JudgeHealth, judgeLabel } from "./judge-health.js";
+export type { JudgeHealthOptions } from "./judge-health.js";
+export { labelOf, protocolScore, pushResult, reputationOf, uptimeCount } from "./reputation.js";
+export type { ProtocolWindow, Reputation, ReputationLabel } from "./reputation.js";

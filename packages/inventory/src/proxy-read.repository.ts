@@ -211,6 +211,7 @@ export interface ProtocolStatusRow {
   response_time: number;
   anonymity_level: string;
   judge_url: string;
+  /** Results in the uptime window (the last 64 at most) and how many were alive. */
   check_count: number;
   success_count: number;
   checked_at: Date;
@@ -254,7 +255,8 @@ export async function selectProxyDetail(
   if (!proxy) return null;
   const [protocols, reputations, latest] = await Promise.all([
     pool.query<ProtocolStatusRow>(
-      `SELECT protocol, alive, attempt, response_time, anonymity_level, judge_url, check_count, success_count, checked_at
+      `SELECT protocol, alive, attempt, response_time, anonymity_level, judge_url, history_length::int AS check_count,
+              bit_count(history::bit(64))::int AS success_count, checked_at
          FROM proxy_protocol_status WHERE proxy_id = $1`,
       [proxyId],
     ),

@@ -172,8 +172,10 @@ export interface ProtocolResult {
   anonymity_level: string;
   judge: string;
   checked_at: string;
+  /** Results in the uptime window (the last 64 at most), how many were alive, and their share in percent. */
   check_count: number;
   success_count: number;
+  uptime_percentage: number;
 }
 
 /**
@@ -240,6 +242,7 @@ export async function getProxyDetail(db: ProxyDb, userId: number, proxyId: numbe
         checked_at: row.checked_at.toISOString(),
         check_count: row.check_count,
         success_count: row.success_count,
+        uptime_percentage: row.check_count === 0 ? 0 : Math.round((row.success_count / row.check_count) * 100),
       })),
     latest_statistic: latest ? toStatistic(latest) : null,
     reputation,

@@ -85,7 +85,7 @@ describe("checker service", () => {
       const { rows: row } = await db.pool.query<{ alive: boolean; anonymity_level: string }>("SELECT alive, anonymity_level FROM proxies WHERE id = $1", [id]);
       expect(row).toEqual([{ alive: true, anonymity_level: "anonymous" }]);
       await waitFor(() => published.length > 0, { what: "a message on the checked channel" });
-      expect(JSON.parse(published[0] ?? "{}")).toEqual({ userId, proxyIds: [id] });
+      expect(JSON.parse(published[0] ?? "{}")).toEqual({ userId, proxyIds: [id], removedIds: [] });
       const { rows: partitions } = await db.pool.query<{ partition: string }>(
         "SELECT tableoid::regclass::text AS partition FROM proxy_statistics WHERE proxy_id = $1",
         [id],

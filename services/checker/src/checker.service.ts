@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import {
   ensureStatisticsPartitions,
+  JudgeHealth,
   OwnAddress,
   ProbeLimiter,
   runCheckBatch,
@@ -54,6 +55,10 @@ export function createCheckerService(deps: CheckerDeps): CheckerService {
   const guard = new OutboundGuard({ allowPrivateNetworkTargets: config.ALLOW_PRIVATE_NETWORK_TARGETS });
   const probes = new ProbeLimiter(512, config.CHECKER_MAX_SOCKETS);
   const ownAddress = new OwnAddress(guard, logger);
+  const judgeUp = deps.metrics.gauge("svc_judge_up", "1 when the judge answers a direct request, 0 when it is down (label scheme://host:port; `other`: the share up of judges past the first 100 user judges)", ["judge"]);
+  const autoRemoved = deps.metrics.counter("svc_proxies_auto_removed_total", "Proxies removed by their owner's auto_remove_failing_proxies");
+  const judgeHealth = new JudgeHealth(guard, logger, { report: (label, up) => judgeUp.set({ judge: label }, up) });
+  let judgeTimer: NodeJS.Timeout | undefined;
   let consumer: Consumer | null = null;
   let refreshTimer: NodeJS.Timeout | undefined;
   let partitionsDay = "";
@@ -85,6 +90,7 @@ export function createCheckerService(deps: CheckerDeps): CheckerService {
     settings: () => settingsOf(globalConfig.current()),
     ownAddresses: () => ownAddress.current(),
     requestHeaders,
+    judgeHealth,
     observe: (protocol, result, seconds) => {
       checksTotal.inc({ protocol, result });
       if (result !== "skipped") checkDuration.observe({ protocol }, seconds);
@@ -97,6 +103,15 @@ export function createCheckerService(deps: CheckerDeps): CheckerService {
     void ownAddress.refresh(current.checker.ip_lookup, current.checker.judges.filter((j) => j.url.startsWith("http")).map((j) => j.url)).catch((error: unknown) =>
       logger.warn("own address not refreshed", { error }),
     );
+  };
+  const probeJudges = async (): Promise<void> => {
+    try {
+      const { rows } = await deps.db.pool.query<{ url: string }>("SELECT DISTINCT url FROM user_judges ORDER BY url LIMIT 1000");
+      const global = globalConfig.current().checker.judges.map((j) => j.url);
+      await judgeHealth.probeAll(global, rows.map((r) => r.url).filter((url) => !global.includes(url)));
+    } catch (error) {
+      logger.warn("judges not probed", { error });
+    }
   };
   const ensurePartitions = async (): Promise<void> => {
     const today = new Date().toISOString().slice(0, 10);
@@ -121,6 +136,9 @@ export function createCheckerService(deps: CheckerDeps): CheckerService {
       refreshOwnAddress();
       refreshTimer = setInterval(refreshOwnAddress, OWN_ADDRESS_REFRESH_MS);
       refreshTimer.unref();
+      await probeJudges();
+      judgeTimer = setInterval(() => void probeJudges(), config.CHECKER_JUDGE_HEALTH_SECONDS * 1000);
+      judgeTimer.unref();
       consumer = createConsumer(
         checkQueue,
         {
@@ -137,12 +155,13 @@ export function createCheckerService(deps: CheckerDeps): CheckerService {
             inFlight.set(probes.inFlight);
             const outcome = await runCheckBatch(batchDeps, userId, proxyIds);
             inFlight.set(probes.inFlight);
-            if (outcome.checked.length > 0) {
-              await commands.publish(checkedChannel, JSON.stringify({ userId, proxyIds: outcome.checked })).catch((error: unknown) =>
+            if (outcome.removed.length > 0) autoRemoved.inc(outcome.removed.length);
+            if (outcome.checked.length > 0 || outcome.removed.length > 0) {
+              await commands.publish(checkedChannel, JSON.stringify({ userId, proxyIds: outcome.checked, removedIds: outcome.removed })).catch((error: unknown) =>
                 logger.warn("checked proxies not published", { userId, error }),
               );
             }
-            return { checked: outcome.checked.length, skipped: outcome.skipped };
+            return { checked: outcome.checked.length, removed: outcome.removed.length, skipped: outcome.skipped };
           },
         },
         {
@@ -159,6 +178,7 @@ export function createCheckerService(deps: CheckerDeps): CheckerService {
     },
     async stop() {
       clearInterval(refreshTimer);
+      clearInterval(judgeTimer);
       for (const off of unsubscribe.splice(0)) off();
       await consumer?.close();
       await checks.close();

@@ -12,6 +12,8 @@ export const checkerEnvSchema = z.object({
   CHECKER_BATCH_SIZE: envInt(250, 1, 5000),
   /** Most check-batch jobs waiting in Redis (all checkers together). */
   CHECKER_MAX_QUEUED_BATCHES: envInt(16, 1, 10_000),
+  /** Seconds between direct probes of every judge in use (a judge that fails is skipped until it answers again). */
+  CHECKER_JUDGE_HEALTH_SECONDS: envInt(30, 1, 3600),
   /** Seconds a claimed batch may take before its proxies are claimed again. */
   CHECKER_LEASE_SECONDS: envInt(600, 5, 86_400),
 });

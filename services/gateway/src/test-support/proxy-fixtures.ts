@@ -69,8 +69,8 @@ export interface ProtocolStatusFixture {
 
 export async function insertProtocolStatus(pool: pg.Pool, proxyId: number, status: ProtocolStatusFixture): Promise<void> {
   await pool.query(
-    `INSERT INTO proxy_protocol_status (proxy_id, protocol, alive, attempt, response_time, anonymity_level, judge_url, check_count, success_count, checked_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, 3, $8, $9)`,
+    `INSERT INTO proxy_protocol_status (proxy_id, protocol, alive, attempt, response_time, anonymity_level, judge_url, history, history_length, checked_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 3, $9)`,
     [
       proxyId,
       status.protocol,
@@ -79,7 +79,8 @@ export async function insertProtocolStatus(pool: pg.Pool, proxyId: number, statu
       status.responseTime ?? 0,
       status.anonymity ?? (status.alive ? "elite" : "N/A"),
       status.judgeUrl ?? "http://judge.example/",
-      status.alive ? 3 : 0,
+      // Three results, all alive or all dead.
+      status.alive ? 0b111 : 0,
       status.checkedAt ?? new Date(),
     ],
   );

@@ -506,7 +506,7 @@ describe("POST /api/graphql", () => {
       proxy(id: $id) {
         ${proxyFields}
         username password has_auth scheme_hint asn attempt consecutive_failures next_check_at created_at
-        protocol_results { protocol alive attempt response_time anonymity_level judge checked_at check_count success_count }
+        protocol_results { protocol alive attempt response_time anonymity_level judge checked_at check_count success_count uptime_percentage }
         latest_statistic { ${statistic} }
         reputation { overall { ${reputation} } http { ${reputation} } https { ${reputation} } socks4 { ${reputation} } socks5 { ${reputation} } }
         statistics(limit: $limit) { ${statistic} }

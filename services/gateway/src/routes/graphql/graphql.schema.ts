@@ -194,8 +194,12 @@ export const typeDefs = /* GraphQL */ `
     anonymity_level: String!
     judge: String!
     checked_at: String!
+    "Results in the uptime window (the last 64 at most)."
     check_count: Int!
+    "Alive results in the uptime window."
     success_count: Int!
+    "success_count / check_count in percent, rounded."
+    uptime_percentage: Int!
   }
 
   type ProxyStatistic {

@@ -351,9 +351,9 @@ describe("proxy list, filters, detail and statistics", () => {
         country: "DE",
         estimated_type: "residential",
         protocol_results: [
-          { protocol: "http", alive: false, attempt: 2, response_time: 0, anonymity_level: "N/A", judge: "http://judge.example/", checked_at: expect.any(String), check_count: 3, success_count: 0 },
-          { protocol: "https", alive: true, attempt: 0, response_time: 1200, anonymity_level: "anonymous", judge: "http://judge.example/", checked_at: expect.any(String), check_count: 3, success_count: 3 },
-          { protocol: "socks5", alive: true, attempt: 1, response_time: 900, anonymity_level: "anonymous", judge: "http://judge-a.example/", checked_at: expect.any(String), check_count: 3, success_count: 3 },
+          { protocol: "http", alive: false, attempt: 2, response_time: 0, anonymity_level: "N/A", judge: "http://judge.example/", checked_at: expect.any(String), check_count: 3, success_count: 0, uptime_percentage: 0 },
+          { protocol: "https", alive: true, attempt: 0, response_time: 1200, anonymity_level: "anonymous", judge: "http://judge.example/", checked_at: expect.any(String), check_count: 3, success_count: 3, uptime_percentage: 100 },
+          { protocol: "socks5", alive: true, attempt: 1, response_time: 900, anonymity_level: "anonymous", judge: "http://judge-a.example/", checked_at: expect.any(String), check_count: 3, success_count: 3, uptime_percentage: 100 },
         ],
         latest_statistic: { id: Number(newest), protocol: "https", alive: true, attempt: 2, response_time: 219, anonymity_level: "elite", judge: "http://judge.example/", created_at: new Date(base + 119 * 60_000).toISOString() },
         reputation: {
