@@ -4,3 +4,4 @@ export { createMaintenanceService } from "./maintenance.service.js";
 export type { MaintenanceDeps, MaintenanceService } from "./maintenance.service.js";
 export { purgeDeletedAccounts } from "./jobs/account-purge.job.js";
 export { cleanupResetTokens, cleanupRevokedTokens } from "./jobs/token-cleanup.job.js";
+export { maintainStatisticsPartitions } from "./jobs/statistics-retention.job.js";

@@ -2,7 +2,7 @@ import { createDatabase, type Database } from "@roost/db";
 import { createLogger } from "@roost/observability";
 import { createProducer, createRedisConnection, maintenanceQueue } from "@roost/queue";
 import { createTestDatabase, createTestRedis, waitFor, type TestDatabase, type TestRedis } from "@roost/testkit";
-import { cleanupResetTokens, cleanupRevokedTokens, createMaintenanceService, purgeDeletedAccounts } from "./index.js";
+import { cleanupResetTokens, cleanupRevokedTokens, createMaintenanceService, maintainStatisticsPartitions, purgeDeletedAccounts } from "./index.js";
 
 async function seedUser(db: Database, email: string, proxies: number): Promise<number> {
   const user = await db.prisma.user.create({ data: { email, passwordHash: "x" } });
@@ -93,6 +93,33 @@ describe("maintenance jobs", () => {
     expect(await cleanupRevokedTokens(db.pool)).toEqual({ deleted: 1 });
     expect((await db.prisma.passwordResetToken.findMany()).map((t) => t.tokenHash)).toEqual(["c"]);
     expect((await db.prisma.revokedToken.findMany()).map((t) => t.jti)).toEqual(["live"]);
+  });
+
+  it("makes statistics partitions two days ahead and drops whole days past each retention, rows and bodies apart", async () => {
+    await db.pool.query(`INSERT INTO global_config (id, config) VALUES (1, '{"checker": {"statistics_retention_days": 10, "response_retention_days": 3}}'::jsonb)
+                         ON CONFLICT (id) DO UPDATE SET config = EXCLUDED.config`);
+    const day = (offset: number) => new Date(Date.UTC(2031, 0, 20 + offset));
+    // Twenty days of checks, one row and one body a day, as the checker writes them.
+    for (let offset = -20; offset <= 0; offset++) {
+      await maintainStatisticsPartitions(db.pool, day(offset));
+      await db.pool.query(
+        `WITH s AS (INSERT INTO proxy_statistics (proxy_id, user_id, protocol, alive, attempt, response_time, anonymity_level, judge_url, created_at)
+                    VALUES (1, 1, 'http', true, 0, 1, 'elite', 'http://j/', $1) RETURNING id, created_at)
+         INSERT INTO proxy_statistic_responses (statistic_id, created_at, body) SELECT id, created_at, 'b' FROM s`,
+        [new Date(day(offset).getTime() + 3600_000)],
+      );
+    }
+    const result = await maintainStatisticsPartitions(db.pool, day(0));
+    expect(result.created).toEqual([]);
+    const days = async (table: string) =>
+      (await db.pool.query<{ d: string }>(`SELECT to_char(created_at AT TIME ZONE 'UTC', 'MM-DD') AS d FROM ${table} ORDER BY created_at`)).rows.map((r) => r.d);
+    // Rows: today and the 10 days before (the first kept day is 2031-01-10); bodies: today and the 3 before.
+    expect(await days("proxy_statistics")).toEqual(Array.from({ length: 11 }, (_, k) => `01-${String(10 + k).padStart(2, "0")}`));
+    expect(await days("proxy_statistic_responses")).toEqual(["01-17", "01-18", "01-19", "01-20"]);
+    const { rows } = await db.pool.query<{ n: number }>("SELECT (SELECT count(*) FROM proxy_statistics_default) + (SELECT count(*) FROM proxy_statistic_responses_default) AS n");
+    expect(Number(rows[0]?.n)).toBe(0);
+    const ahead = await db.pool.query<{ name: string }>("SELECT relname AS name FROM pg_class WHERE relname IN ('proxy_statistics_p20310121', 'proxy_statistics_p20310122') ORDER BY 1");
+    expect(ahead.rows.map((r) => r.name)).toEqual(["proxy_statistics_p20310121", "proxy_statistics_p20310122"]);
   });
 
   describe("through the real queue", () => {

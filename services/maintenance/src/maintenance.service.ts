@@ -3,6 +3,7 @@ import type { Logger } from "@roost/observability";
 import { createConsumer, createProducer, createRedisConnection, maintenanceQueue, type Consumer } from "@roost/queue";
 import type { MaintenanceConfig } from "./config/maintenance.config.js";
 import { purgeDeletedAccounts } from "./jobs/account-purge.job.js";
+import { maintainStatisticsPartitions } from "./jobs/statistics-retention.job.js";
 import { cleanupResetTokens, cleanupRevokedTokens } from "./jobs/token-cleanup.job.js";
 
 export interface MaintenanceDeps {
@@ -39,6 +40,11 @@ export function createMaintenanceService(deps: MaintenanceDeps): MaintenanceServ
           "cleanup-revoked-tokens": async () => {
             const result = await cleanupRevokedTokens(pool);
             if (result.deleted > 0) logger.info("revoked tokens cleaned", result);
+            return result;
+          },
+          "statistics-partitions": async () => {
+            const result = await maintainStatisticsPartitions(pool);
+            if (result.created.length > 0 || result.dropped.length > 0) logger.info("statistics partitions maintained", result);
             return result;
           },
           "purge-deleted-accounts": async (payload) => {

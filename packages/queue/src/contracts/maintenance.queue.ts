@@ -12,6 +12,8 @@ export const maintenanceQueue = defineQueue({
     "cleanup-reset-tokens": z.object({}).passthrough(),
     /** Deletes revoked-token rows whose tokens have expired anyway. */
     "cleanup-revoked-tokens": z.object({}).passthrough(),
+    /** Makes the statistics' daily partitions ahead and drops those past retention. */
+    "statistics-partitions": z.object({}).passthrough(),
     /** Removes in batches the bulk rows of deleted accounts. */
     "purge-deleted-accounts": z.object({ batchSize: z.number().int().positive().optional() }).passthrough(),
   },
@@ -23,4 +25,5 @@ export const maintenanceSchedules: Record<keyof typeof maintenanceQueue.jobs, nu
   "cleanup-reset-tokens": 15 * 60,
   "cleanup-revoked-tokens": 60 * 60,
   "purge-deleted-accounts": 60,
+  "statistics-partitions": 60 * 60,
 };
