@@ -258,6 +258,16 @@ describe("runCheckBatch against real peers", () => {
     expect(await statistics(gone)).toEqual([]);
   });
 
+  it("never dials a proxy or judge the outbound guard refuses: nothing reaches them, and the check is dead", async () => {
+    const guarded = { ...deps, guard: new OutboundGuard() };
+    const userId = await newUser({ protocols: ["http"], judges: [{ url: judge.httpUrl }], timeoutMs: 1000 });
+    const before = tarpit.accepted();
+    const id = await addProxy(userId, tarpit.port);
+    await runCheckBatch(guarded, userId, [id]);
+    expect(tarpit.accepted()).toBe(before);
+    expect((await statistics(id)).map((s) => s.alive)).toEqual([false]);
+  });
+
   const reputation = async (id: number) =>
     (
       await db.pool.query<{ reputation_label: string; reputation_score: number }>("SELECT reputation_label, reputation_score FROM proxies WHERE id = $1", [id])
