@@ -106,4 +106,27 @@ describe("service entry points", () => {
     const mailerLog = mailerExit === "0" ? "" : mailer.output.stdout;
     expect({ exit: mailerExit, stderr: mailer.output.stderr, log: mailerLog }).toEqual({ exit: "0", stderr: "", log: "" });
   }, 60_000);
+
+  it("the checker alone: exit 1 without its URLs, else /healthz and its metrics on CHECKER_METRICS_PORT and exit 0 on SIGTERM", async () => {
+    const unconfigured = run("checker", { REDIS_URL: redis.url });
+    children.push(unconfigured);
+    expect(await unconfigured.exited).toBe("1");
+    expect(unconfigured.output.stderr).toBe("Invalid configuration:\n  - DATABASE_URL and REDIS_URL are required when the checker runs alone\n");
+    const port = await freePort();
+    const checker = run("checker", { ...infra(), CHECKER_METRICS_PORT: String(port) });
+    children.push(checker);
+    const health = await waitFor(
+      async () => {
+        if (checker.child.exitCode !== null) throw new Error(`checker exited: ${checker.output.stderr}`);
+        const res = await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null);
+        return res?.status === 200 ? ((await res.json()) as { status: string; service: string }) : null;
+      },
+      { timeoutMs: 30_000, what: "the checker to answer /healthz" },
+    );
+    expect(health).toMatchObject({ status: "ok", service: "checker" });
+    expect(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()).toMatch(/^# HELP svc_check_in_flight /m);
+    checker.child.kill("SIGTERM");
+    const exit = await checker.exited;
+    expect({ exit, stderr: checker.output.stderr, log: exit === "0" ? "" : checker.output.stdout }).toEqual({ exit: "0", stderr: "", log: "" });
+  }, 60_000);
 });

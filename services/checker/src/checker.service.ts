@@ -92,6 +92,7 @@ export function createCheckerService(deps: CheckerDeps): CheckerService {
     requestHeaders,
     judgeHealth,
     observe: (protocol, result, seconds) => {
+      inFlight.set(probes.inFlight);
       checksTotal.inc({ protocol, result });
       if (result !== "skipped") checkDuration.observe({ protocol }, seconds);
     },
