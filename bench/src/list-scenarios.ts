@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { splitRecordText } from "@roost/db";
-import { parseProxyFilters, protocolsOfMask, selectProxyPageText } from "@roost/inventory";
+import { parseProxyFilters, protocolsOfMask, selectProxyPageText, type ProxyPage } from "@roost/inventory";
 
 /**
  * The list pages measured, each beside the raw SQL doing the same work on
@@ -51,21 +51,6 @@ export const LIST_SCENARIOS: readonly ListScenario[] = [
 /** Names of the scenarios the "first 100 unfiltered pages" target reads. */
 export const FIRST_HUNDRED = "pages 1-100";
 
-/** A list item as `GET /api/getProxyPage` sends it (the fields compared). */
-interface ApiListItem {
-  id: number;
-  ip: string;
-  port: number;
-  protocols: string[];
-  estimated_type: string;
-  response_time: number;
-  country: string;
-  anonymity_level: string;
-  alive: boolean;
-  latest_check: string | null;
-  reputation: { overall: { score: number; label: string } };
-}
-
 /** The statement's records (one per line, fields in the page statement's order) as values, decoded apart from the API's writer. */
 function sqlRows(text: string | null): (string | null)[][] {
   if (!text) return [];
@@ -77,7 +62,7 @@ function sqlRows(text: string | null): (string | null)[][] {
  * field and in order (empty when they agree). The totals are compared too.
  */
 export function pageDifferences(apiBody: string, sqlPage: SqlPage): string[] {
-  const api = JSON.parse(apiBody) as { proxies: ApiListItem[]; total: number };
+  const api = JSON.parse(apiBody) as ProxyPage;
   const rows = sqlRows(sqlPage.text);
   const differences: string[] = [];
   if (api.total !== sqlPage.total) differences.push(`total: API ${api.total}, SQL ${sqlPage.total}`);

@@ -1,28 +1,19 @@
-import { cp, mkdtemp, readdir, rm } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import pg from "pg";
-import { createEmptyDatabase, type TestDatabase } from "@roost/testkit";
-import { defaultMigrationsDir, migrate } from "./migrate.js";
+import type { TestDatabase } from "@roost/testkit";
+import { migrate } from "./migrate.js";
+import { databaseBefore } from "./migrations.test-support.js";
 
 const MIGRATION = "20261127000000_check_schedule";
 
 /** Users who lack a judge for a scheme get the global default of that scheme; their own judges stay first. */
 describe(`migration ${MIGRATION}`, () => {
   let database: TestDatabase;
-  let before: string;
+  let close: () => Promise<void>;
   beforeAll(async () => {
-    database = await createEmptyDatabase();
-    // Every migration before this one, in a folder of their own.
-    before = await mkdtemp(path.join(os.tmpdir(), "roost-migrations-"));
-    for (const entry of await readdir(defaultMigrationsDir, { withFileTypes: true })) {
-      if (entry.isDirectory() && entry.name < MIGRATION) await cp(path.join(defaultMigrationsDir, entry.name), path.join(before, entry.name), { recursive: true });
-    }
-    await migrate(database.url, before);
+    ({ database, close } = await databaseBefore(MIGRATION));
   });
   afterAll(async () => {
-    await rm(before, { recursive: true, force: true });
-    await database.drop();
+    await close();
   });
 
   it("adds the default https judge to users without one, and the http one to users without one, after their own", async () => {

@@ -1,27 +1,19 @@
-import { cp, mkdtemp, readdir, rm } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import pg from "pg";
-import { createEmptyDatabase, type TestDatabase } from "@roost/testkit";
-import { defaultMigrationsDir, migrate } from "./migrate.js";
+import type { TestDatabase } from "@roost/testkit";
+import { migrate } from "./migrate.js";
+import { databaseBefore } from "./migrations.test-support.js";
 
 const MIGRATION = "20261127100000_protocol_uptime_window";
 
 /** Cumulative check and success counts become an uptime window of at most 64 results. */
 describe(`migration ${MIGRATION}`, () => {
   let database: TestDatabase;
-  let before: string;
+  let close: () => Promise<void>;
   beforeAll(async () => {
-    database = await createEmptyDatabase();
-    before = await mkdtemp(path.join(os.tmpdir(), "roost-migrations-"));
-    for (const entry of await readdir(defaultMigrationsDir, { withFileTypes: true })) {
-      if (entry.isDirectory() && entry.name < MIGRATION) await cp(path.join(defaultMigrationsDir, entry.name), path.join(before, entry.name), { recursive: true });
-    }
-    await migrate(database.url, before);
+    ({ database, close } = await databaseBefore(MIGRATION));
   });
   afterAll(async () => {
-    await rm(before, { recursive: true, force: true });
-    await database.drop();
+    await close();
   });
 
   it("keeps min(n, 64) results with the successes as the newest bits", async () => {

@@ -53,11 +53,12 @@ describe("NUL characters in requests", () => {
       expect([i, res.status, res.body]).toEqual([i, 400, { error: "Request contains a NUL character (U+0000)" }]);
     });
 
-    // The JSON text "a\\u0000" is "a", a backslash and the text "u0000": stored and read back as sent.
-    const saved = await send("/api/user/settings", String.raw`{"judges":[{"url":"http://azenv.net/","regex":"a\\u0000"}]}`, auth);
+    // The JSON text "a\\\\u0000" is "a", two backslashes and the text "u0000" (a regex for a backslash then "u0000",
+    // which RE2, the judge regex engine, accepts): stored and read back as sent.
+    const saved = await send("/api/user/settings", String.raw`{"judges":[{"url":"http://azenv.net/","regex":"a\\\\u0000"}]}`, auth);
     expect(saved.status).toBe(200);
     const read = await h.http.get("/api/user/settings").set(auth);
-    expect(read.body.judges).toEqual([{ url: "http://azenv.net/", regex: String.raw`a\u0000` }]);
+    expect(read.body.judges).toEqual([{ url: "http://azenv.net/", regex: String.raw`a\\u0000` }]);
   });
 
   it("counts an uploaded line holding one as an invalid format", async () => {
