@@ -1,12 +1,13 @@
 import { createPasswordHasher, createRevocationStore, createTokenService } from "@roost/auth";
 import type { Database } from "@roost/db";
-import { createGeoResolver } from "@roost/geo";
+import { createGeoLiteReloader, createStoredGeoResolver } from "@roost/geo";
 import { createGlobalConfigStore } from "@roost/global-config";
 import { createHealthRegistry, type Logger, type Metrics } from "@roost/observability";
 import { checkQueue, createProducer, createRedisConnection, mailQueue, maintenanceQueue, scrapeQueue } from "@roost/queue";
 import type { GatewayConfig } from "./config/gateway.config.js";
 import { resolveJwtSecret } from "./config/jwt-secret.js";
 import type { BuildInfo, GatewayDeps } from "./gateway.deps.js";
+import { geoLiteUpdateWanted } from "./routes/global-settings/geolite-trigger.js";
 
 /** What the process (main.ts or all-in-one) shares between services. */
 export interface SharedInfra {
@@ -36,6 +37,12 @@ export async function buildGatewayDeps(
     scrape: createProducer(scrapeQueue, { connection: producerConnection, prefix: queuePrefix }),
   };
   const globalConfig = createGlobalConfigStore({ prisma: infra.db.prisma, redis, subscriber, prefix, logger });
+  // A new or changed GeoLite key downloads now rather than at the next scheduled check.
+  globalConfig.onSaved(async ({ config, previous }) => {
+    if (geoLiteUpdateWanted(config, previous)) await queues.maintenance.enqueue("geolite-update", { force: true });
+  });
+  const geo = createStoredGeoResolver(infra.db.pool);
+  const geoReloader = createGeoLiteReloader({ resolver: geo, subscriber, prefix, logger: logger.child({ component: "geo" }) });
   const revocation = createRevocationStore({
     prisma: infra.db.prisma,
     redis,
@@ -47,6 +54,7 @@ export async function buildGatewayDeps(
   });
   async function close(): Promise<void> {
     await revocation.stop().catch(() => undefined);
+    await geoReloader.stop().catch(() => undefined);
     await globalConfig.stop().catch(() => undefined);
     await Promise.all(Object.values(queues).map((q) => q.close()));
     for (const connection of [redis, producerConnection, subscriber]) connection.disconnect();
@@ -72,7 +80,7 @@ export async function buildGatewayDeps(
     globalConfig,
     build: infra.build,
     instanceId: infra.instanceId,
-    geo: createGeoResolver(),
+    geo,
   };
   deps.health.register("database", async () => {
     await infra.db.pool.query("SELECT 1");
@@ -85,6 +93,7 @@ export async function buildGatewayDeps(
   try {
     await globalConfig.start();
     await revocation.start();
+    await geoReloader.start();
   } catch (error) {
     // Nothing opened here may outlive a failed start.
     await close();
