@@ -12,6 +12,8 @@ export interface AsnTable {
   table: RangeTable;
   /** Value index → AS number and organisation. */
   entries: AsnInfo[];
+  /** From the metadata of an MMDB source (a CSV has none). */
+  builtAt?: Date;
 }
 
 /**
@@ -56,7 +58,7 @@ export function asnTableFromMmdb(buffer: Buffer): AsnTable {
     const org = typeof name === "string" ? name : "";
     return { key: `${asn}\u0000${org}`, value: { asn, org } };
   });
-  return { table: flat.table, entries: flat.values };
+  return { table: flat.table, entries: flat.values, builtAt: flat.builtAt };
 }
 
 function parseRow(text: string, from: number, to: number): { start: number; end: number; asn: number; org: string } | null {
