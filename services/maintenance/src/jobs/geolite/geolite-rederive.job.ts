@@ -53,10 +53,6 @@ export async function rederiveProxyGeo(
     if (after === null) return outcome;
     const database = await geo();
     while (after !== null) {
-      if (Date.now() > deadline) {
-        outcome.more = true;
-        break;
-      }
       const batch: pg.QueryResult<{ id: number; ip: string }> = await client.query<{ id: number; ip: string }>("SELECT id, ip FROM proxies WHERE id > $1 ORDER BY id LIMIT $2", [after, batchSize]);
       const ids: number[] = [];
       const countries: string[] = [];
@@ -98,6 +94,11 @@ export async function rederiveProxyGeo(
         throw error;
       }
       after = next;
+      // At least one batch per run, so every run moves the cursor.
+      if (after !== null && Date.now() > deadline) {
+        outcome.more = true;
+        break;
+      }
     }
     return outcome;
   });
