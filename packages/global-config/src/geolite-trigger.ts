@@ -1,4 +1,4 @@
-import type { GlobalConfig } from "@roost/global-config";
+import type { GlobalConfig } from "./global-config.schema.js";
 
 /**
  * True when a save should download GeoLite now: a key is set, auto-update is

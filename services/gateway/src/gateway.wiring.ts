@@ -1,13 +1,12 @@
 import { createPasswordHasher, createRevocationStore, createTokenService } from "@roost/auth";
 import type { Database } from "@roost/db";
 import { createGeoLiteReloader, createStoredGeoResolver } from "@roost/geo";
-import { createGlobalConfigStore } from "@roost/global-config";
+import { createGlobalConfigStore, geoLiteUpdateWanted } from "@roost/global-config";
 import { createHealthRegistry, type Logger, type Metrics } from "@roost/observability";
 import { checkQueue, createProducer, createRedisConnection, mailQueue, maintenanceQueue, scrapeQueue } from "@roost/queue";
 import type { GatewayConfig } from "./config/gateway.config.js";
 import { resolveJwtSecret } from "./config/jwt-secret.js";
 import type { BuildInfo, GatewayDeps } from "./gateway.deps.js";
-import { geoLiteUpdateWanted } from "./routes/global-settings/geolite-trigger.js";
 
 /** What the process (main.ts or all-in-one) shares between services. */
 export interface SharedInfra {
