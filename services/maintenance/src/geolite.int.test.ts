@@ -122,6 +122,11 @@ describeWithWriter("GeoLite update (local MaxMind-layout server, real PostgreSQL
     { ip: "9.9.9.9", country: "N/A", asn: null, estimated_type: "unknown" },
   ];
 
+  let offlineRows: Awaited<ReturnType<typeof proxyGeo>>;
+  beforeEach(async () => {
+    offlineRows = await proxyGeo();
+  });
+
   it("setting the key downloads through the queue, stores in PostgreSQL, reloads every instance and re-derives proxies", async () => {
     const prefix = redis.prefix.slice(0, -1);
     const service = createMaintenanceService({
@@ -185,6 +190,14 @@ describeWithWriter("GeoLite update (local MaxMind-layout server, real PostgreSQL
       }, { timeoutMs: 20_000, what: "scheduled update tick" });
       expect(done.returnvalue).toEqual({ outcome: "skipped", reason: "not-due" });
       expect(maxmind.requests.length).toBe(before);
+
+      // Clearing the key brings the shipped offline databases back everywhere.
+      await store.update({ geolite: { api_key: "" } });
+      for (const resolver of resolvers) {
+        await waitFor(async () => (await resolver.get()).lookupCountry("8.8.8.8") === "US", { timeoutMs: 30_000, what: "offline reload" });
+      }
+      await waitFor(async () => JSON.stringify(await proxyGeo()) === JSON.stringify(offlineRows), { timeoutMs: 30_000, what: "proxies back to offline" });
+      expect((await db.pool.query("SELECT 1 FROM geolite_databases")).rowCount).toBe(0);
     } finally {
       for (const reloader of reloaders) await reloader.stop();
       await store.stop();

@@ -69,7 +69,7 @@ export function createMaintenanceService(deps: MaintenanceDeps): MaintenanceServ
               },
               { force: payload.force ?? false },
             );
-            if (result.outcome === "updated") await producer.enqueue("geolite-rederive", {});
+            if (result.outcome === "updated" || result.outcome === "removed") await producer.enqueue("geolite-rederive", {});
             return result;
           },
           "geolite-rederive": async (payload) => {

@@ -21,6 +21,7 @@ export interface GeoLiteUpdateDeps {
 
 export type GeoLiteUpdateResult =
   | { outcome: "updated"; editions: { edition: GeoLiteEdition; sha256: string; builtAt: string }[] }
+  | { outcome: "removed" }
   | { outcome: "skipped"; reason: "no-key" | "auto-update-off" | "not-due" | "busy" }
   | { outcome: "failed"; error: string };
 
@@ -45,7 +46,7 @@ interface Downloaded {
  */
 export async function updateGeoLite(deps: GeoLiteUpdateDeps, { force = false }: { force?: boolean } = {}): Promise<GeoLiteUpdateResult> {
   const config = await readGeoLiteConfig(deps.pool);
-  if (config.api_key === "") return { outcome: "skipped", reason: "no-key" };
+  if (config.api_key === "") return removeStored(deps);
   if (!config.auto_update) return { outcome: "skipped", reason: "auto-update-off" };
   const result = await withAdvisoryLock(deps.pool, UPDATE_LOCK_KEY, async (client) => {
     if (!force && !(await isDue(client, config.interval_seconds))) return { outcome: "skipped", reason: "not-due" } as const;
@@ -93,6 +94,34 @@ export async function updateGeoLite(deps: GeoLiteUpdateDeps, { force = false }: 
     await deps.announce();
   }
   return result;
+}
+
+/**
+ * Without a key the shipped offline databases serve: stored GeoLite data is
+ * deleted, every instance reloads, and proxies are re-derived from the offline data.
+ */
+async function removeStored(deps: GeoLiteUpdateDeps): Promise<GeoLiteUpdateResult> {
+  const result = await withAdvisoryLock(deps.pool, UPDATE_LOCK_KEY, async (client) => {
+    await client.query("BEGIN");
+    try {
+      const removed = await client.query("DELETE FROM geolite_databases");
+      if ((removed.rowCount ?? 0) > 0) {
+        await client.query(
+          `INSERT INTO geolite_update_status (id, rederive_after_id) VALUES (1, 0)
+           ON CONFLICT (id) DO UPDATE SET rederive_after_id = 0, rederive_updated = 0`,
+        );
+      }
+      await client.query("COMMIT");
+      return (removed.rowCount ?? 0) > 0;
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw error;
+    }
+  });
+  if (!result) return { outcome: "skipped", reason: result === null ? "busy" : "no-key" };
+  deps.logger.info("geolite key removed; the offline databases serve again");
+  await deps.announce();
+  return { outcome: "removed" };
 }
 
 async function readGeoLiteConfig(pool: pg.Pool): Promise<GlobalConfig["geolite"]> {
