@@ -19,13 +19,15 @@ const ASN = "GeoLite2-ASN";
 
 type Edition = typeof COUNTRY | typeof ASN;
 
+type TestNetworks = Record<string, { country: string; asn: number; org: string }>;
+
 /** Public addresses the reserved-range mask leaves alone; 9.9.9.9 is in no test record. */
-const TEST_NETWORKS = {
+const TEST_NETWORKS: TestNetworks = {
   "8.8.8.0/24": { country: "SE", asn: 64500, org: "CELLCO-PART" }, // GeoLite-style name → mobile
   "1.1.1.0/24": { country: "JP", asn: 64501, org: "TWC-11427-SOCAL" }, // → residential
 };
 
-async function buildArchives(networks: typeof TEST_NETWORKS): Promise<Record<Edition, Buffer>> {
+async function buildArchives(networks: TestNetworks): Promise<Record<Edition, Buffer>> {
   const entries = Object.entries(networks);
   const country = writeTestMmdb(COUNTRY, entries.map(([network, v]) => ({ network, data: { country: { iso_code: v.country } } })));
   const asn = writeTestMmdb(
@@ -37,7 +39,7 @@ async function buildArchives(networks: typeof TEST_NETWORKS): Promise<Record<Edi
 
 /** Serves archives the way download.maxmind.com does: `/app/geoip_download?edition_id&license_key&suffix`. */
 class FakeMaxMind {
-  readonly served = new Map<Edition, { archive: Buffer; sha256: string }>();
+  readonly served = new Map<string, { archive: Buffer; sha256: string }>();
   /** When set, every request is answered with a 302 to it. */
   redirectTo: string | null = null;
   readonly requests: string[] = [];
@@ -48,7 +50,7 @@ class FakeMaxMind {
       response.writeHead(302, { location: this.redirectTo }).end();
       return;
     }
-    const served = this.served.get(url.searchParams.get("edition_id") as Edition);
+    const served = this.served.get(url.searchParams.get("edition_id") ?? "");
     if (url.pathname !== "/app/geoip_download" || !served) return void response.writeHead(404).end("not found");
     if (url.searchParams.get("license_key") !== KEY) return void response.writeHead(401).end("Invalid license key");
     const suffix = url.searchParams.get("suffix");
@@ -219,7 +221,7 @@ describeWithWriter("GeoLite update (local MaxMind-layout server, real PostgreSQL
     const resolver = createStoredGeoResolver(db.pool);
     expect((await resolver.get()).lookupCountry("8.8.8.8")).toBe("SE");
 
-    const other = await buildArchives({ "8.8.8.0/24": { country: "DE", asn: 64999, org: "Hetzner Online GmbH" } } as unknown as typeof TEST_NETWORKS);
+    const other = await buildArchives({ "8.8.8.0/24": { country: "DE", asn: 64999, org: "Hetzner Online GmbH" } });
     const corrupt = Buffer.concat([archives[COUNTRY].subarray(0, 200), Buffer.alloc(400, 7)]);
     const cases: { name: string; arrange: () => void; deps?: Partial<typeof deps>; error: RegExp }[] = [
       { name: "corrupt archive", arrange: () => maxmind.serve({ [COUNTRY]: corrupt, [ASN]: corrupt }), error: /corrupt archive/ },
@@ -231,7 +233,8 @@ describeWithWriter("GeoLite update (local MaxMind-layout server, real PostgreSQL
           maxmind.serve(other);
           maxmind.redirectTo = `http://127.0.0.2:${new URL(baseUrl).port}/app/geoip_download`;
         },
-        error: /OutboundBlockedError/,
+        // The first hop (127.0.0.1) passes; the redirect's target is refused.
+        error: /OutboundBlockedError: outbound connection to 127\.0\.0\.2 refused: 127\.0\.0\.2 is loopback/,
       },
       {
         name: "guard without ALLOW_PRIVATE_NETWORK_TARGETS",
@@ -240,11 +243,12 @@ describeWithWriter("GeoLite update (local MaxMind-layout server, real PostgreSQL
           maxmind.redirectTo = null;
         },
         deps: { guard: new OutboundGuard({ allowPrivateNetworkTargets: false }) },
-        error: /OutboundBlockedError/,
+        error: /OutboundBlockedError: outbound connection to 127\.0\.0\.1 refused/,
       },
     ];
     for (const scenario of cases) {
       scenario.arrange();
+      const requestsBefore = maxmind.requests.length;
       const result = await updateGeoLite({ ...deps, ...scenario.deps }, { force: true });
       expect([scenario.name, result]).toEqual([scenario.name, { outcome: "failed", error: expect.stringMatching(scenario.error) }]);
       const status = (await db.pool.query<{ last_error: string }>("SELECT last_error FROM geolite_update_status")).rows[0];
@@ -252,6 +256,7 @@ describeWithWriter("GeoLite update (local MaxMind-layout server, real PostgreSQL
       expect(status?.last_error).not.toContain(KEY);
       expect((await db.pool.query("SELECT edition, sha256, data FROM geolite_databases ORDER BY edition")).rows).toEqual(storedBefore);
       expect(announcements).toBe(1);
+      if (scenario.name === "redirect to a private address") expect(maxmind.requests.length).toBe(requestsBefore + 1);
       await resolver.reload();
       expect((await resolver.get()).lookupCountry("8.8.8.8")).toBe("SE");
     }
