@@ -262,6 +262,21 @@ describeWithWriter("GeoLite update (local MaxMind-layout server, real PostgreSQL
     }
   });
 
+  it("downloads again once geolite.interval_seconds has passed since the last success, not before", async () => {
+    await db.pool.query(`INSERT INTO global_config (id, config) VALUES (1, $1::jsonb) ON CONFLICT (id) DO UPDATE SET config = EXCLUDED.config`, [
+      JSON.stringify({ geolite: { api_key: KEY, auto_update: true, interval_seconds: 3600, download_base_url: baseUrl } }),
+    ]);
+    const deps = { pool: db.pool, guard, logger, announce: async () => undefined };
+    expect(await updateGeoLite(deps)).toMatchObject({ outcome: "updated" });
+    expect(await updateGeoLite(deps)).toEqual({ outcome: "skipped", reason: "not-due" });
+    await db.pool.query("UPDATE geolite_update_status SET last_success_at = now() - interval '3601 seconds', last_attempt_at = now() - interval '3601 seconds'");
+    expect(await updateGeoLite(deps)).toMatchObject({ outcome: "updated" });
+    // auto_update off: no download, even when due.
+    await db.pool.query(`UPDATE global_config SET config = jsonb_set(config, '{geolite,auto_update}', 'false')`);
+    await db.pool.query("UPDATE geolite_update_status SET last_success_at = NULL, last_attempt_at = NULL");
+    expect(await updateGeoLite(deps, { force: true })).toEqual({ outcome: "skipped", reason: "auto-update-off" });
+  });
+
   it("re-derives existing proxies in bounded batches that resume from the saved cursor", async () => {
     await db.pool.query(`INSERT INTO global_config (id, config) VALUES (1, $1::jsonb) ON CONFLICT (id) DO UPDATE SET config = EXCLUDED.config`, [
       JSON.stringify({ geolite: { api_key: KEY, auto_update: true, interval_seconds: 86400, download_base_url: baseUrl } }),
