@@ -1,4 +1,5 @@
 import { readFile } from "node:fs/promises";
+import { flattenMmdbIpv4, mmdbField } from "./mmdb-flatten.js";
 import { RangeTable } from "./range-table.js";
 
 export interface AsnInfo {
@@ -11,6 +12,8 @@ export interface AsnTable {
   table: RangeTable;
   /** Value index → AS number and organisation. */
   entries: AsnInfo[];
+  /** From the metadata of an MMDB source (a CSV has none). */
+  builtAt?: Date;
 }
 
 /**
@@ -41,6 +44,21 @@ export async function loadAsnTable(csvPath: string): Promise<AsnTable> {
     builder.add(row.start, row.end, value);
   }
   return { table: builder.build(), entries };
+}
+
+/**
+ * Reads an ASN MMDB (MaxMind GeoLite2-ASN layout: `autonomous_system_number`
+ * and `autonomous_system_organization`) into the same table as the CSV.
+ */
+export function asnTableFromMmdb(buffer: Buffer): AsnTable {
+  const flat = flattenMmdbIpv4(buffer, 1 << 19, (record) => {
+    const asn = mmdbField(record, "autonomous_system_number");
+    if (typeof asn !== "number" || !Number.isInteger(asn) || asn < 0) return null;
+    const name = mmdbField(record, "autonomous_system_organization");
+    const org = typeof name === "string" ? name : "";
+    return { key: `${asn}\u0000${org}`, value: { asn, org } };
+  });
+  return { table: flat.table, entries: flat.values, builtAt: flat.builtAt };
 }
 
 function parseRow(text: string, from: number, to: number): { start: number; end: number; asn: number; org: string } | null {

@@ -75,6 +75,9 @@ const DATACENTER = new RegExp(
     "\\bcolocrossing",
     "\\bhostwinds",
     "\\bvirtual",
+    // GeoLite2-ASN spells some operators by their handle alone.
+    "\\bhurricane\\b",
+    "\\bponynet\\b",
   ].join("|"),
   "i",
 );
@@ -119,6 +122,8 @@ const MOBILE = new RegExp(
     "\\bntt docomo",
     "\\bsoftbank",
     "\\bkddi\\b",
+    "\\bcellco\\b",
+    "\\btmobile",
   ].join("|"),
   "i",
 );
@@ -197,6 +202,11 @@ const RESIDENTIAL = new RegExp(
     "\\bcantv",
     "\\bantel",
     "\\bentel",
+    "\\btwc\\b",
+    "\\bcxa\\b",
+    "\\bbt-uk\\b",
+    "\\blgi-upc\\b",
+    "\\bkixs\\b",
   ].join("|"),
   "i",
 );

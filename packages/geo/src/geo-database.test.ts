@@ -94,6 +94,31 @@ describe("estimateType", () => {
     expect(estimateType({ asn: 1, org })).toBe(type);
   });
 
+  // GeoLite2-ASN names many networks by their registry handle, not the company name.
+  it.each([
+    ["AMAZON-02", "datacenter"],
+    ["GOOGLE-CLOUD-PLATFORM", "datacenter"],
+    ["MICROSOFT-CORP-MSN-AS-BLOCK", "datacenter"],
+    ["CLOUDFLARENET", "datacenter"],
+    ["AS-CHOOPA", "datacenter"],
+    ["HURRICANE", "datacenter"],
+    ["PONYNET", "datacenter"],
+    ["CELLCO-PART", "mobile"],
+    ["T-MOBILE-AS21928", "mobile"],
+    ["ATT-MOBILITY-LLC-AS20057", "mobile"],
+    ["CHINAMOBILE-CN China Mobile Communications Group Co., Ltd.", "mobile"],
+    ["COMCAST-7922", "residential"],
+    ["TWC-11427-SOCAL", "residential"],
+    ["ASN-CXA-ALL-CCI-22773-RDC", "residential"],
+    ["BT-UK-AS BTnet UK Regional network", "residential"],
+    ["LGI-UPC", "residential"],
+    ["KIXS-AS-KR Korea Telecom", "residential"],
+    ["ATT-INTERNET4", "residential"],
+    ["LEVEL3", "unknown"],
+  ])("GeoLite name %s → %s", (org, type) => {
+    expect(estimateType({ asn: 1, org })).toBe(type);
+  });
+
   it("is unknown without an AS", () => {
     expect(estimateType(null)).toBe("unknown");
   });

@@ -1,8 +1,8 @@
 import { createRequire } from "node:module";
 import path from "node:path";
 import { isReservedIpv4, parseIpv4 } from "@roost/net";
-import { loadAsnTable, type AsnInfo, type AsnTable } from "./asn-table.js";
-import { loadCountryTable, type CountryTable } from "./country-table.js";
+import { asnTableFromMmdb, loadAsnTable, type AsnInfo, type AsnTable } from "./asn-table.js";
+import { countryTableFromMmdb, loadCountryTable, type CountryTable } from "./country-table.js";
 import { estimateType, type EstimatedType } from "./estimated-type.js";
 
 /** What the upload stores for an address. */
@@ -33,6 +33,10 @@ export interface GeoDatabaseOptions {
   countryMmdbPath?: string;
   /** An ASN CSV with numeric bounds. Default: `asn-ipv4-num.csv` from @ip-location-db/asn (CC BY 4.0). */
   asnCsvPath?: string;
+  /** The bytes of a country MMDB (e.g. GeoLite2-Country kept in PostgreSQL); wins over countryMmdbPath. */
+  countryMmdb?: { bytes: Buffer; source: string };
+  /** The bytes of an ASN MMDB in GeoLite2-ASN layout; wins over asnCsvPath. */
+  asnMmdb?: { bytes: Buffer; source: string };
 }
 
 const require = createRequire(import.meta.url);
@@ -59,8 +63,12 @@ const toNumber = (ip: string | number): number => {
 export async function openGeoDatabase(options: GeoDatabaseOptions = {}): Promise<GeoDatabase> {
   const countryPath = options.countryMmdbPath ?? defaultCountryMmdbPath();
   const asnPath = options.asnCsvPath ?? defaultAsnCsvPath();
-  const [country, asn] = await Promise.all([loadCountryTable(countryPath), loadAsnTable(asnPath)]);
-  return createGeoDatabase(country, asn, { country: countryPath, asn: asnPath });
+  const { countryMmdb, asnMmdb } = options;
+  const [country, asn] = await Promise.all([
+    countryMmdb ? countryTableFromMmdb(countryMmdb.bytes) : loadCountryTable(countryPath),
+    asnMmdb ? asnTableFromMmdb(asnMmdb.bytes) : loadAsnTable(asnPath),
+  ]);
+  return createGeoDatabase(country, asn, { country: countryMmdb?.source ?? countryPath, asn: asnMmdb?.source ?? asnPath });
 }
 
 export function createGeoDatabase(country: CountryTable, asn: AsnTable, sources: { country: string; asn: string }): GeoDatabase {
@@ -94,17 +102,37 @@ export function createGeoDatabase(country: CountryTable, asn: AsnTable, sources:
  */
 export interface GeoResolver {
   get(): Promise<GeoDatabase>;
+  /**
+   * Loads the data again and swaps it in once loaded; lookups keep the
+   * current database meanwhile and when the load fails (the error is thrown).
+   * A resolver that never loaded stays lazy: its first get() reads the new data.
+   */
+  reload(): Promise<void>;
 }
 
-export function createGeoResolver(options: GeoDatabaseOptions = {}): GeoResolver {
-  let pending: Promise<GeoDatabase> | null = null;
+export interface GeoResolverOptions extends GeoDatabaseOptions {
+  /** How to open the databases; default openGeoDatabase(options). GeoLite passes a loader that reads PostgreSQL. */
+  load?: () => Promise<GeoDatabase>;
+}
+
+export function createGeoResolver(options: GeoResolverOptions = {}): GeoResolver {
+  const load = options.load ?? (() => openGeoDatabase(options));
+  let current: Promise<GeoDatabase> | null = null;
+  let generation = 0;
   return {
     get() {
-      pending ??= openGeoDatabase(options).catch((error: unknown) => {
-        pending = null;
+      current ??= load().catch((error: unknown) => {
+        current = null;
         throw error;
       });
-      return pending;
+      return current;
+    },
+    async reload() {
+      if (current === null) return;
+      // The latest reload wins even when an earlier, slower one finishes after it.
+      const mine = ++generation;
+      const next = await load();
+      if (mine === generation) current = Promise.resolve(next);
     },
   };
 }

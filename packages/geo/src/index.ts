@@ -1,6 +1,10 @@
 export { createGeoDatabase, createGeoResolver, createUnknownGeoDatabase, defaultAsnCsvPath, defaultCountryMmdbPath, openGeoDatabase } from "./geo-database.js";
-export type { GeoDatabase, GeoDatabaseOptions, GeoFacts, GeoResolver } from "./geo-database.js";
+export type { GeoDatabase, GeoDatabaseOptions, GeoFacts, GeoResolver, GeoResolverOptions } from "./geo-database.js";
 export { ESTIMATED_TYPES, estimateType } from "./estimated-type.js";
 export type { EstimatedType } from "./estimated-type.js";
 export type { AsnInfo } from "./asn-table.js";
+export { asnTableFromMmdb } from "./asn-table.js";
+export { countryTableFromMmdb } from "./country-table.js";
 export { RangeTable } from "./range-table.js";
+export { createGeoLiteReloader, createStoredGeoResolver, GEOLITE_EDITIONS, geoLiteChannel, openStoredGeoDatabase } from "./geolite-store.js";
+export type { GeoLiteEdition, GeoLiteReloader } from "./geolite-store.js";

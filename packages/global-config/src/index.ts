@@ -15,3 +15,4 @@ export { isBlockedUrl, normalizeBlacklistEntry } from "./website-blacklist.js";
 export { findBlockedUrls, hasBlockedUrls } from "./blocked-urls.js";
 export type { BlockedUrls } from "./blocked-urls.js";
 export { compileJudgeRegex, JudgeRegexError, judgeRegexProblem } from "./judge-regex.js";
+export { geoLiteUpdateWanted } from "./geolite-trigger.js";

@@ -1,7 +1,7 @@
 import { createPasswordHasher, createRevocationStore, createTokenService } from "@roost/auth";
 import type { Database } from "@roost/db";
-import { createGeoResolver } from "@roost/geo";
-import { createGlobalConfigStore } from "@roost/global-config";
+import { createGeoLiteReloader, createStoredGeoResolver } from "@roost/geo";
+import { createGlobalConfigStore, geoLiteUpdateWanted } from "@roost/global-config";
 import { createHealthRegistry, type Logger, type Metrics } from "@roost/observability";
 import { checkQueue, createProducer, createRedisConnection, mailQueue, maintenanceQueue, scrapeQueue } from "@roost/queue";
 import type { GatewayConfig } from "./config/gateway.config.js";
@@ -36,6 +36,12 @@ export async function buildGatewayDeps(
     scrape: createProducer(scrapeQueue, { connection: producerConnection, prefix: queuePrefix }),
   };
   const globalConfig = createGlobalConfigStore({ prisma: infra.db.prisma, redis, subscriber, prefix, logger });
+  // A new or changed GeoLite key downloads now rather than at the next scheduled check.
+  globalConfig.onSaved(async ({ config, previous }) => {
+    if (geoLiteUpdateWanted(config, previous)) await queues.maintenance.enqueue("geolite-update", { force: true });
+  });
+  const geo = createStoredGeoResolver(infra.db.pool);
+  const geoReloader = createGeoLiteReloader({ resolver: geo, subscriber, prefix, logger: logger.child({ component: "geo" }) });
   const revocation = createRevocationStore({
     prisma: infra.db.prisma,
     redis,
@@ -47,6 +53,7 @@ export async function buildGatewayDeps(
   });
   async function close(): Promise<void> {
     await revocation.stop().catch(() => undefined);
+    await geoReloader.stop().catch(() => undefined);
     await globalConfig.stop().catch(() => undefined);
     await Promise.all(Object.values(queues).map((q) => q.close()));
     for (const connection of [redis, producerConnection, subscriber]) connection.disconnect();
@@ -72,7 +79,7 @@ export async function buildGatewayDeps(
     globalConfig,
     build: infra.build,
     instanceId: infra.instanceId,
-    geo: createGeoResolver(),
+    geo,
   };
   deps.health.register("database", async () => {
     await infra.db.pool.query("SELECT 1");
@@ -85,6 +92,7 @@ export async function buildGatewayDeps(
   try {
     await globalConfig.start();
     await revocation.start();
+    await geoReloader.start();
   } catch (error) {
     // Nothing opened here may outlive a failed start.
     await close();

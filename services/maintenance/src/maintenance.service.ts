@@ -1,9 +1,13 @@
 import type { Database } from "@roost/db";
+import { geoLiteChannel } from "@roost/geo";
+import { OutboundGuard } from "@roost/net";
 import type { Logger } from "@roost/observability";
 import { createConsumer, createProducer, createRedisConnection, maintenanceQueue, type Consumer } from "@roost/queue";
 import type { MaintenanceConfig } from "./config/maintenance.config.js";
 import { purgeDeletedAccounts } from "./jobs/account-purge.job.js";
 import { maintainStatisticsPartitions } from "./jobs/statistics-retention.job.js";
+import { createStoredGeoCache, rederiveProxyGeo } from "./jobs/geolite/geolite-rederive.job.js";
+import { updateGeoLite } from "./jobs/geolite/geolite-update.job.js";
 import { cleanupResetTokens, cleanupRevokedTokens } from "./jobs/token-cleanup.job.js";
 
 export interface MaintenanceDeps {
@@ -11,6 +15,8 @@ export interface MaintenanceDeps {
   db: Database;
   redisUrl: string;
   logger: Logger;
+  /** GeoLite downloads pass it; default from ALLOW_PRIVATE_NETWORK_TARGETS. */
+  guard?: OutboundGuard;
 }
 
 export interface MaintenanceService {
@@ -26,6 +32,9 @@ export function createMaintenanceService(deps: MaintenanceDeps): MaintenanceServ
   const producer = createProducer(maintenanceQueue, { connection: producerConnection, prefix: deps.config.QUEUE_PREFIX });
   let consumer: Consumer | null = null;
   const { pool } = deps.db;
+  const guard = deps.guard ?? new OutboundGuard({ allowPrivateNetworkTargets: deps.config.ALLOW_PRIVATE_NETWORK_TARGETS });
+  const storedGeo = createStoredGeoCache(pool);
+  const geoLiteLogger = logger.child({ component: "geolite" });
 
   return {
     async start() {
@@ -52,6 +61,27 @@ export function createMaintenanceService(deps: MaintenanceDeps): MaintenanceServ
             if (result.accountsFinished > 0 || result.more) logger.info("deleted accounts purged", { ...result });
             // Still rows left: continue at once instead of waiting for the next tick.
             if (result.more) await producer.enqueue("purge-deleted-accounts", payload);
+            return result;
+          },
+          "geolite-update": async (payload) => {
+            const result = await updateGeoLite(
+              {
+                pool,
+                guard,
+                logger: geoLiteLogger,
+                announce: async () => {
+                  await producerConnection.publish(geoLiteChannel(`${deps.config.QUEUE_PREFIX}:`), String(Date.now()));
+                },
+              },
+              { force: payload.force ?? false },
+            );
+            if (result.outcome === "updated" || result.outcome === "removed") await producer.enqueue("geolite-rederive", {});
+            return result;
+          },
+          "geolite-rederive": async (payload) => {
+            const result = await rederiveProxyGeo(pool, () => storedGeo.get(), { batchSize: payload.batchSize });
+            if (result.ran) geoLiteLogger.info("proxies re-derived from the geo databases", { ...result });
+            if (result.more) await producer.enqueue("geolite-rederive", payload);
             return result;
           },
         },

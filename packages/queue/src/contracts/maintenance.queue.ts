@@ -16,6 +16,13 @@ export const maintenanceQueue = defineQueue({
     "statistics-partitions": z.object({}).passthrough(),
     /** Removes in batches the bulk rows of deleted accounts. */
     "purge-deleted-accounts": z.object({ batchSize: z.number().int().positive().optional() }).passthrough(),
+    /**
+     * Downloads GeoLite2 Country and ASN when due (docs/geo.md); `force` skips
+     * the interval (the admin just set or changed the key).
+     */
+    "geolite-update": z.object({ force: z.boolean().optional() }).passthrough(),
+    /** Continues re-deriving existing proxies' country, AS and type after a GeoLite update. */
+    "geolite-rederive": z.object({ batchSize: z.number().int().positive().optional() }).passthrough(),
   },
   defaultJobOptions: { removeOnComplete: 100, removeOnFail: 500, attempts: 3, backoff: { type: "exponential", delay: 5000 } },
 });
@@ -26,4 +33,8 @@ export const maintenanceSchedules: Record<keyof typeof maintenanceQueue.jobs, nu
   "cleanup-revoked-tokens": 60 * 60,
   "purge-deleted-accounts": 60,
   "statistics-partitions": 60 * 60,
+  // Cheap when not due: the job compares geolite.interval_seconds with the last success.
+  "geolite-update": 10 * 60,
+  // Resumes a pass a lost job left unfinished; a no-op when none is pending.
+  "geolite-rederive": 5 * 60,
 };

@@ -8,3 +8,5 @@ export { createTestCertificate } from "./test-ca.js";
 export type { TestCertificate } from "./test-ca.js";
 export { closedPort, startTarpit } from "./tarpit.js";
 export type { Tarpit } from "./tarpit.js";
+export { mmdbWriterAvailable, writeTestMmdb } from "./mmdb-writer.js";
+export type { TestMmdbRecord } from "./mmdb-writer.js";

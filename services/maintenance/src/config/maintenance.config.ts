@@ -1,11 +1,13 @@
 import { z } from "zod";
-import { envInt, envLogLevel, envOptionalString, envString, loadConfig } from "@roost/config";
+import { envBool, envInt, envLogLevel, envOptionalString, envString, loadConfig } from "@roost/config";
 
 /** Variables the maintenance worker reads (besides DATABASE_URL/REDIS_URL given by main). */
 export const maintenanceEnvSchema = z.object({
   QUEUE_PREFIX: envString("roost"),
   /** Parallel maintenance jobs; 1. */
   MAINTENANCE_CONCURRENCY: envInt(1, 1, 16),
+  /** Lets GeoLite downloads reach private and loopback addresses (tests); false. */
+  ALLOW_PRIVATE_NETWORK_TARGETS: envBool(false),
 });
 
 export type MaintenanceConfig = z.output<typeof maintenanceEnvSchema>;

@@ -37,6 +37,21 @@ describe("global settings", () => {
     }
   });
 
+  it("a save that sets or changes the GeoLite key enqueues one forced geolite-update; other saves enqueue none", async () => {
+    const forced = async () =>
+      (await h.deps.queues.maintenance.queue.getJobs(["waiting", "prioritized", "delayed", "active", "completed", "failed"])).filter(
+        (job) => job.name === "geolite-update" && (job.data as { force?: unknown }).force === true,
+      ).length;
+    const save = async (body: object) => expect((await h.http.post("/api/saveSettings").set(asAdmin()).send(body)).status).toBe(200);
+    expect(await forced()).toBe(0);
+    await save({ geolite: { api_key: "licence-1" } });
+    expect(await forced()).toBe(1);
+    await save({ geolite: { interval_seconds: 7200 }, checker: { retries: 2 } });
+    expect(await forced()).toBe(1);
+    await save({ geolite: { api_key: "licence-2" } });
+    expect(await forced()).toBe(2);
+  });
+
   it("removes every user's judges and scrape sources that a newly blacklisted domain blocks", async () => {
     const asUser = { Authorization: `Bearer ${user}` };
     const judges = [
