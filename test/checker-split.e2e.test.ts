@@ -153,4 +153,17 @@ describe("gateway and two checkers as separate processes", () => {
     const perProxy = await statisticsPerProxy();
     expect(perProxy.every((n) => n === 1)).toBe(true);
   }, 120_000);
+
+  it("removes failing proxies across processes when the owner turns auto-remove on", async () => {
+    const auth = { authorization: `Bearer ${token}`, "content-type": "application/json" };
+    const settings = { auto_remove_failing_proxies: true, auto_remove_failure_threshold: 1 };
+    expect((await fetch(`${base}/api/user/settings`, { method: "POST", headers: auth, body: JSON.stringify(settings) })).status).toBe(200);
+    const dead = await closedPort();
+    await upload(Array.from({ length: 20 }, (_, i) => `127.0.0.1:${dead}:r${i}:p`));
+    const left = async () => (await db.query<{ n: number }>("SELECT count(*)::int AS n FROM proxies WHERE port = $1", [dead])).rows[0]?.n ?? -1;
+    await waitFor(async () => (await left()) === 0, { timeoutMs: 60_000, what: "the failing proxies removed" });
+    const count = await fetch(`${base}/api/getProxyCount`, { headers: auth });
+    expect(await count.json()).toBe(Number((await db.query<{ n: number }>("SELECT count(*)::int AS n FROM proxies")).rows[0]?.n));
+  }, 90_000);
 });
+
