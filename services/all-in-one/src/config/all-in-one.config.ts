@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { envOptionalString, envString, loadConfig } from "@roost/config";
+import { envInt, envOptionalString, envString, loadConfig } from "@roost/config";
 
 /** Roles this build can run; SERVICES selects a subset (default: all). */
 export const SERVICE_ROLES = ["gateway", "maintenance", "mailer"] as const;
@@ -25,6 +25,8 @@ export const allInOneEnvSchema = z.object({
   DATABASE_URL: envOptionalString(),
   /** Unset: redis-server from PATH is started under DATA_DIR. */
   REDIS_URL: envOptionalString(),
+  /** `maxmemory` of that local redis-server (policy noeviction); default 1 GiB, at least 64 MiB. */
+  LOCAL_REDIS_MAX_MEMORY_BYTES: envInt(1024 * 1024 * 1024, 64 * 1024 * 1024, Number.MAX_SAFE_INTEGER),
   LOG_LEVEL: z.enum(["error", "warn", "info", "http", "verbose", "debug", "silly"]).default("info"),
   /** `pretty` for a terminal, `json` for log collectors; default json. */
   LOG_FORMAT: z.enum(["json", "pretty"]).default("json"),

@@ -1,7 +1,9 @@
+import { createHash } from "node:crypto";
 import type { Request, RequestHandler, Response } from "express";
 import { ipKeyGenerator, rateLimit } from "express-rate-limit";
 import { RedisStore, type RedisReply } from "rate-limit-redis";
 import type { Redis } from "ioredis";
+import { isValidEmail, normalizeEmail } from "@roost/auth";
 import type { Logger, Metrics } from "@roost/observability";
 
 export interface RateLimitSpec {
@@ -30,6 +32,22 @@ export interface RateLimitDeps {
 
 /** Client IP as a rate-limit key; IPv6 grouped by /56 so one host cannot rotate addresses. */
 export const byIp = (req: Request): string => ipKeyGenerator(req.ip ?? "unknown");
+
+/** Longest e-mail any route accepts (the account schemas' cap). */
+const MAX_EMAIL_LENGTH = 320;
+
+/**
+ * The body's e-mail as a rate-limit key: a fixed-size hash of the normalised
+ * address, so neither an address nor an attacker's megabyte string becomes a
+ * Redis key; null (limiter skipped) when the value is not a valid e-mail.
+ */
+export function emailKey(req: Request): string | null {
+  const email = (req.body as { email?: unknown } | undefined)?.email;
+  if (typeof email !== "string" || email.length > MAX_EMAIL_LENGTH) return null;
+  const normalised = normalizeEmail(email);
+  if (!isValidEmail(normalised)) return null;
+  return createHash("sha256").update(normalised).digest("hex").slice(0, 32);
+}
 
 /**
  * A limiter whose counters live in Redis, shared by every gateway instance.

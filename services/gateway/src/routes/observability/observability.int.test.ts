@@ -48,6 +48,7 @@ describe("observability endpoints", () => {
         components: {
           database: { status: "up" },
           redis: { status: "up" },
+          redis_memory: { status: "up", details: { used_bytes: expect.any(Number), max_bytes: expect.any(Number) } },
           startup_queue_bootstrap: { status: "up", details: expect.any(Object) },
         },
       });
