@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { envInt, envOptionalString, envString, loadConfig } from "@roost/config";
+import { databaseLimitsEnv, envInt, envOptionalString, envString, loadConfig } from "@roost/config";
 
 /** Roles this build can run; SERVICES selects a subset (default: all). */
 export const SERVICE_ROLES = ["gateway", "maintenance", "mailer"] as const;
@@ -23,6 +23,7 @@ export const allInOneEnvSchema = z.object({
   DATA_DIR: envString("./.data"),
   /** Unset: an embedded PostgreSQL is started under DATA_DIR. */
   DATABASE_URL: envOptionalString(),
+  ...databaseLimitsEnv,
   /** Unset: redis-server from PATH is started under DATA_DIR. */
   REDIS_URL: envOptionalString(),
   /** `maxmemory` of that local redis-server (policy noeviction); default 1 GiB, at least 64 MiB. */

@@ -1,6 +1,6 @@
 import { availableParallelism } from "node:os";
 import { z } from "zod";
-import { envBool, envInt, envList, envNodeEnv, envOptionalBool, envOptionalString, envOptionalUrl, envString, loadConfig } from "@roost/config";
+import { databaseLimitsEnv, envBool, envInt, envList, envNodeEnv, envOptionalBool, envOptionalString, envOptionalUrl, envString, loadConfig } from "@roost/config";
 
 /** API_PAGE_QUERY_CONCURRENCY's default: twice the CPU cores, at least 2. */
 export const DEFAULT_PAGE_QUERY_CONCURRENCY = Math.max(2, 2 * availableParallelism());
@@ -19,6 +19,7 @@ export const gatewayEnvSchema = z
     /** Where generated secrets, embedded databases and keys live. */
     DATA_DIR: envString("./.data"),
     DATABASE_URL: envOptionalString(),
+    ...databaseLimitsEnv,
     REDIS_URL: envOptionalString(),
     /** Prefix of every Redis key and BullMQ queue; lets deployments share a Redis. */
     QUEUE_PREFIX: envString("roost"),

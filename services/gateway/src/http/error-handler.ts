@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from "express";
 import type { Logger } from "@roost/observability";
 import { RevocationUnavailableError } from "@roost/auth";
+import { databaseUnavailable, isDatabaseUnavailable } from "@roost/db";
 import { CallerGone } from "../db-limiter.js";
 import { HttpError } from "./http-error.js";
 import { CHARSET_MESSAGE } from "./json-body.middleware.js";
@@ -37,6 +38,12 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     }
     if (error instanceof RevocationUnavailableError) {
       res.status(503).json({ error: "Authentication temporarily unavailable" });
+      return;
+    }
+    if (isDatabaseUnavailable(error)) {
+      logger.warn("database unavailable, request answered 503", { error, method: req.method, route: req.route?.path });
+      res.setHeader("Retry-After", String(databaseUnavailable.retryAfterSeconds));
+      res.status(databaseUnavailable.status).json({ error: databaseUnavailable.message });
       return;
     }
     const parserError = error as BodyParserError;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { envBool, envInt, envOptionalInt, envOptionalString, envOptionalUrl, envString, loadConfig } from "@roost/config";
+import { databaseLimitsEnv, envBool, envInt, envOptionalInt, envOptionalString, envOptionalUrl, envString, loadConfig } from "@roost/config";
 
 /** A secret keeps its spaces (no trim); empty or unset is "not set". */
 const envOptionalSecret = () =>
@@ -126,6 +126,7 @@ export function mailerConfigFromEnv(env: Record<string, string | undefined> = pr
 /** Connection settings when the mailer runs alone (all-in-one passes its own). */
 export const mailerInfraSchema = z.object({
   DATABASE_URL: envOptionalString(),
+  ...databaseLimitsEnv,
   REDIS_URL: envOptionalString(),
   LOG_LEVEL: z.enum(["error", "warn", "info", "http", "verbose", "debug", "silly"]).default("info"),
   /** Port for /metrics and /healthz when the mailer runs alone; unset = no listener. */
