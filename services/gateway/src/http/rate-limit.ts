@@ -4,6 +4,7 @@ import { ipKeyGenerator, rateLimit } from "express-rate-limit";
 import { RedisStore, type RedisReply } from "rate-limit-redis";
 import type { Redis } from "ioredis";
 import { isValidEmail, normalizeEmail } from "@roost/auth";
+import { FallbackStore } from "./fallback-store.js";
 import type { Logger, Metrics } from "@roost/observability";
 
 export interface RateLimitSpec {
@@ -52,17 +53,21 @@ export function emailKey(req: Request): string | null {
 /**
  * A limiter whose counters live in Redis, shared by every gateway instance.
  * Blocks answer 429 `{error}` with Retry-After before any credential check.
- * If Redis is down the request passes (availability first) and it is logged.
+ * While Redis is unavailable the counting goes on in this process (logged).
  */
 export function createRateLimiter(deps: RateLimitDeps, spec: RateLimitSpec): RequestHandler {
-  const store = new RedisStore({
+  const redisStore = new RedisStore({
     prefix: `${deps.prefix}rl:${spec.scope}:`,
     sendCommand: (command: string, ...args: string[]) => deps.redis.call(command, ...args) as Promise<RedisReply>,
   });
   // The store loads its scripts when constructed and awaits them only on first
   // use: if Redis is away at that moment, the rejection would go unhandled and
   // end the process. It reloads them itself on the next request.
-  for (const scriptSha of [store.incrementScriptSha, store.getScriptSha]) scriptSha.catch(() => undefined);
+  for (const scriptSha of [redisStore.incrementScriptSha, redisStore.getScriptSha]) scriptSha.catch(() => undefined);
+  // While Redis is unavailable the limit holds in this process (the block counts in svc_rate_limit_blocks_total as always).
+  const store = new FallbackStore(redisStore, (error) =>
+    deps.logger.warn("rate limit store unavailable, counting in this process", { scope: spec.scope, error }),
+  );
   const statuses = spec.failuresOnly;
   const failing: ((status: number) => boolean) | null =
     statuses === undefined || statuses === false ? null : statuses === true ? (status) => status >= 400 : (status) => statuses.includes(status);
@@ -76,6 +81,7 @@ export function createRateLimiter(deps: RateLimitDeps, spec: RateLimitSpec): Req
     ...(failing && { requestWasSuccessful: (_req: Request, res: Response) => !failing(res.statusCode) }),
     skip: (req) => spec.key(req) === null,
     keyGenerator: (req) => spec.key(req) ?? "",
+    // Only if the in-process counters fail too.
     passOnStoreError: true,
     logger: {
       error: (error: unknown) => deps.logger.warn("rate limit store unavailable, request allowed", { scope: spec.scope, error }),
