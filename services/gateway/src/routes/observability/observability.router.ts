@@ -13,7 +13,7 @@ const READINESS_CHECK_TIMEOUT_MS = 2000;
  */
 export function observabilityRouter(deps: GatewayDeps): Router {
   const router = Router();
-  const access = requireObservabilityAccess(deps.config);
+  const access = requireObservabilityAccess(deps.config, deps.logger);
   // Not critical: a Redis near its bound still serves, so readiness is `degraded`, not `not_ready`.
   deps.health.register("redis_memory", redisMemoryCheck(deps.redis), { critical: false });
 
