@@ -8,9 +8,13 @@ export class DatabaseUnavailableError extends Error {
   }
 }
 
-/** A client-side deadline or a connection that could not be made: the server did not answer. */
+/**
+ * A client-side deadline or a new connection that could not be made: the
+ * server did not answer. Not a wait for a busy pool ("timeout exceeded when
+ * trying to connect"), which says nothing about the server.
+ */
 function isStall(error: unknown): boolean {
-  return error instanceof Error && /query read timeout|timeout exceeded when trying to connect|connection timeout|ECONNREFUSED/i.test(`${error.message} ${String((error as { code?: unknown }).code)}`);
+  return error instanceof Error && /query read timeout|connection timeout|ECONNREFUSED/i.test(`${error.message} ${String((error as { code?: unknown }).code)}`);
 }
 
 type ConnectCallback = Parameters<pg.Pool["connect"]>[0];
