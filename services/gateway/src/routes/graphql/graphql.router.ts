@@ -18,6 +18,7 @@ import { CallerGone } from "../../db-limiter.js";
 import { badRequest, HttpError } from "../../http/http-error.js";
 import { createGraphqlContext, type GraphqlContext } from "./graphql.context.js";
 import { MAX_QUERY_FIELDS, MAX_QUERY_TOKENS, queryFieldsError, queryLimitsRule, type QueryLimits } from "./graphql.limits.js";
+import { oneDashboardRule } from "./graphql.dashboard-rule.js";
 import { noNulInStringsRule } from "./graphql.nul-rule.js";
 import { resolvers } from "./graphql.resolvers.js";
 import { typeDefs } from "./graphql.schema.js";
@@ -117,7 +118,7 @@ export function createGraphqlServer(deps: GatewayDeps): ApolloServer<GraphqlCont
     stopOnTerminationSignals: false,
     // The parser stops past MAX_QUERY_TOKENS, so no larger document reaches validation (graphql.limits.ts).
     parseOptions: { maxTokens: MAX_QUERY_TOKENS },
-    validationRules: [queryLimitsRule(limits), noNulInStringsRule],
+    validationRules: [queryLimitsRule(limits), noNulInStringsRule, oneDashboardRule],
     formatError: formatError(deps.logger),
     logger: {
       debug: (message: string) => deps.logger.debug("apollo", { message }),
