@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { z } from "zod";
-import { gatewayEnvSchema } from "@roost/service-gateway";
+import { adminCliEnvSchema, gatewayEnvSchema } from "@roost/service-gateway";
 import { mailerEnvSchema, mailerInfraSchema } from "@roost/service-mailer";
 import { maintenanceEnvSchema, maintenanceInfraSchema } from "@roost/service-maintenance";
 import { allInOneEnvSchema } from "./config/all-in-one.config.js";
@@ -23,6 +23,7 @@ function envKeys(schema: z.ZodType): string[] {
 
 const schemas: Record<string, z.ZodType> = {
   gateway: gatewayEnvSchema,
+  adminCli: adminCliEnvSchema,
   maintenance: maintenanceEnvSchema,
   maintenanceInfra: maintenanceInfraSchema,
   mailer: mailerEnvSchema,
