@@ -41,6 +41,8 @@ export const gatewayEnvSchema = z
     AUTH_REVOCATION_FAIL_OPEN: envBool(true),
     /** Milliseconds a revocation lookup may take before Redis counts as down. */
     AUTH_REVOCATION_TIMEOUT_MS: envInt(500, 50, 10000),
+    /** Deadline of every command on the queue producer connection (hand-offs from requests), ms; 2000. */
+    QUEUE_HANDOFF_TIMEOUT_MS: envInt(2000, 100, 30000),
     /** Fail-open only: milliseconds an in-process "not revoked" answer is reused (revocations are broadcast at once); 0 asks Redis every time. */
     AUTH_REVOCATION_CACHE_TTL_MS: envInt(5000, 0, 60000),
     /** Defaults depend on NODE_ENV (development false/true, production true/false). */

@@ -37,6 +37,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       return;
     }
     if (error instanceof RevocationUnavailableError) {
+      res.setHeader("Retry-After", "1");
       res.status(503).json({ error: "Authentication temporarily unavailable" });
       return;
     }
