@@ -1,4 +1,5 @@
 import { Redis } from "ioredis";
+import { waitFor } from "@roost/testkit";
 import type { Response, Test } from "supertest";
 import { startGatewayHarness, STRONG_PASSWORD, type GatewayHarness } from "../test-support/gateway.harness.js";
 import { startOwnedRedis, type OwnedRedis } from "../test-support/owned-redis.js";
@@ -220,8 +221,23 @@ describe("every route under random input", () => {
       RATE_LIMIT_PASSWORD_CHECK_FAILURES_PER_ACCOUNT: HIGH_LIMIT,
     });
     await h.service.start();
-    ({ token: admin } = await h.register("admin@example.com"));
-    ({ token: user, email: userEmail } = await h.register("user@example.com"));
+    // Set-up only: on a loaded machine the database may answer 503 for a moment; a client retries.
+    const register = async (email: string): Promise<string> => {
+      let token = "";
+      await waitFor(
+        async () => {
+          const res = await h.http.post("/api/register").send({ email, password: STRONG_PASSWORD });
+          token = (res.body as { token?: string }).token ?? "";
+          if (res.status !== 201 && res.status !== 503) throw new Error(`register ${email}: ${res.status} ${res.text}`);
+          return res.status === 201;
+        },
+        { timeoutMs: 30_000, intervalMs: 500, what: `registering ${email}` },
+      );
+      return token;
+    };
+    admin = await register("admin@example.com");
+    userEmail = "user@example.com";
+    user = await register(userEmail);
     await h.http.post("/api/addProxies").set("Authorization", `Bearer ${user}`).send({ proxyTextarea: "8.8.8.8:80\n9.9.9.9:3128:u:p" });
   }, 60_000);
   afterAll(async () => {
