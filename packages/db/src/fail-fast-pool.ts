@@ -9,19 +9,20 @@ export class DatabaseUnavailableError extends Error {
 }
 
 /**
- * A client-side deadline or a new connection that could not be made: the
- * server did not answer. Not a wait for a busy pool ("timeout exceeded when
- * trying to connect"), which says nothing about the server.
+ * A query past its client-side deadline (the server's own statement_timeout
+ * is shorter, so only a server that stopped answering gets there) or a
+ * refused connection. Not a slow new connection or a wait for a busy pool,
+ * which a loaded but working server also causes.
  */
 function isStall(error: unknown): boolean {
-  return error instanceof Error && /query read timeout|connection timeout|ECONNREFUSED/i.test(`${error.message} ${String((error as { code?: unknown }).code)}`);
+  return error instanceof Error && /query read timeout|ECONNREFUSED/i.test(`${error.message} ${String((error as { code?: unknown }).code)}`);
 }
 
 type ConnectCallback = Parameters<pg.Pool["connect"]>[0];
 
 /**
- * A pool that, once the server failed to answer in time (a query past its
- * client-side deadline, a connection not made in time or refused), refuses
+ * A pool that, once the server failed to answer (a query past its
+ * client-side deadline, a refused connection), refuses
  * connections at once for `failFastMs`. A request that already waited on one
  * deadline then answers instead of waiting on a second one, and requests in
  * between do not pile up; after the window the next caller tries for real.
