@@ -67,6 +67,8 @@ function expectUnavailable(name: string, { res, elapsedMs }: { res: Response; el
 async function expectServedAgain(): Promise<void> {
   await waitFor(async () => (await session.settings()).status === 200, { timeoutMs: 30_000, what: "the database to answer again" });
   for (const [name, send] of Object.entries(session)) expect([name, (await send()).status]).toEqual([name, 200]);
+  // Nothing committed before the fault is lost.
+  expect((await h.http.get("/api/getProxyCount").set(bearer(token))).body).toBe(2);
 }
 
 describe("PostgreSQL faults", () => {
