@@ -76,8 +76,14 @@ describe("PostgreSQL faults", () => {
     await expectServedAgain();
     await pg.pause();
     try {
-      const results = await Promise.all(Object.entries(session).map(async ([name, send]) => [name, await timed(send)] as const));
+      const [results, graphql] = await Promise.all([
+        Promise.all(Object.entries(session).map(async ([name, send]) => [name, await timed(send)] as const)),
+        timed(() => h.http.post("/api/graphql").set(bearer(token)).send({ query: "{ dashboard { total_checks } }" })),
+      ]);
       for (const [name, result] of results) expectUnavailable(name, result);
+      // GraphQL keeps its own shape: the field's error says SERVICE_UNAVAILABLE, not an internal error.
+      expect(graphql.elapsedMs).toBeLessThan(ANSWER_WITHIN_MS);
+      expect((graphql.res.body as { errors?: { extensions?: { code?: string } }[] }).errors?.[0]?.extensions?.code).toBe("SERVICE_UNAVAILABLE");
     } finally {
       await pg.resume();
     }

@@ -7,6 +7,7 @@ import {
 } from "@apollo/server/plugin/disabled";
 import { expressMiddleware } from "@as-integrations/express5";
 import { Router, type RequestHandler } from "express";
+import { databaseUnavailable, isDatabaseUnavailable } from "@roost/db";
 import { GraphQLError, type GraphQLFormattedError } from "graphql";
 import type { Logger } from "@roost/observability";
 import type { GatewayDeps } from "../../gateway.deps.js";
@@ -57,6 +58,10 @@ function formatError(logger: Logger): (formatted: GraphQLFormattedError, error: 
     }
     // A statement skipped because the client had gone: the answer reaches nobody, and nothing went wrong.
     if (original instanceof GraphQLError || original instanceof CallerGone || formatted.extensions?.code !== "INTERNAL_SERVER_ERROR") return formatted;
+    // A database that did not answer in time is the REST 503's SERVICE_UNAVAILABLE, not an internal error.
+    if (isDatabaseUnavailable(original)) {
+      return { message: databaseUnavailable.message, locations: formatted.locations, path: formatted.path, extensions: { code: "SERVICE_UNAVAILABLE" } };
+    }
     logger.error("graphql resolver error", { error: original, path: formatted.path });
     return { message: "Internal server error", locations: formatted.locations, path: formatted.path, extensions: { code: "INTERNAL_SERVER_ERROR" } };
   };
