@@ -112,9 +112,11 @@ describe("npm start on a fresh clone", () => {
     expect(await me.json()).toEqual({ user_id: expect.any(Number), role: "admin" });
 
     // The admin CLI finds the running embedded servers through DATA_DIR alone.
-    const cli = spawnSync("npm", ["run", "--silent", "admin", "--", "create", "--email", "ops@example.com", "--password", credentials.password], {
+    // The password on standard input: never a command-line argument.
+    const cli = spawnSync("npm", ["run", "--silent", "admin", "--", "create", "--email", "ops@example.com"], {
       cwd: clone,
       env: { ...env, PORT: undefined },
+      input: `${credentials.password}\n`,
       encoding: "utf8",
       timeout: 120_000,
     });

@@ -38,4 +38,18 @@ describe("e-mail rules", () => {
       expect(isValidEmail(email)).toBe(false);
     },
   );
+
+  // Invisible or reordering characters: an address that displays as another.
+  it.each([
+    ["NUL", "a\u0000b@example.com"],
+    ["BEL", "a\u0007b@example.com"],
+    ["DEL", "a\u007fb@example.com"],
+    ["C1 control", "a\u0085b@example.com"],
+    ["right-to-left override", "\u202Emoc.elpmaxe@eilla"],
+    ["left-to-right isolate", "a\u2066b@example.com"],
+    ["zero-width joiner", "a\u200Db@example.com"],
+    ["byte order mark", "\uFEFFalice@example.com"],
+  ])("refuses a %s", (_name, email) => {
+    expect(isValidEmail(email)).toBe(false);
+  });
 });

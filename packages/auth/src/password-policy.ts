@@ -24,6 +24,10 @@ export function normalizeEmail(email: string): string {
 // addresses no mail server delivers to.
 const EMAIL = /^[^\s@"(),:;<>[\\\]]{1,64}@(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i;
 
+// Control characters (C0, DEL, C1) and format characters (bidi overrides and isolates, zero-width
+// joiners, soft hyphen): invisible or reordering text, so an address could display as another.
+const INVISIBLE = /[\p{Cc}\p{Cf}]/u;
+
 export function isValidEmail(email: string): boolean {
-  return EMAIL.test(email) && !email.includes("..");
+  return EMAIL.test(email) && !email.includes("..") && !INVISIBLE.test(email);
 }

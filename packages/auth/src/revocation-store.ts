@@ -149,9 +149,10 @@ return 0`;
 /**
  * Two layers with the same state: Redis answers every request (the fast
  * path), PostgreSQL keeps the truth (per-user cutoffs in `token_cutoffs`,
- * revoked jtis in `revoked_tokens`). A `seeded` marker in Redis tells a
- * restarted or flushed Redis apart from one that simply holds no revocation:
- * while it is missing PostgreSQL answers and Redis is re-seeded.
+ * revoked jtis in `revoked_tokens`). A `seeded` marker in Redis holds the
+ * run_id of the server that was re-seeded; while it is missing, names another
+ * server, or this process has reconnected since its own re-seed, PostgreSQL
+ * answers and Redis is re-seeded.
  */
 export function createRevocationStore(options: RevocationStoreOptions): RevocationStore {
   const { prisma, redis, prefix, failOpen, subscriber } = options;
@@ -173,6 +174,8 @@ export function createRevocationStore(options: RevocationStoreOptions): Revocati
   }
 
   async function reseedOnce(): Promise<void> {
+    const generation = connectionGeneration;
+    const runId = await serverRunId();
     const now = Date.now();
     const cutoffs = await prisma.tokenCutoff.findMany({
       where: { revokedBefore: { gt: new Date(now - maxTokenTtlMs) } },
@@ -199,8 +202,9 @@ export function createRevocationStore(options: RevocationStoreOptions): Revocati
       after = tokens[tokens.length - 1]?.jti;
       if (tokens.length < RESEED_BATCH) break;
     }
-    // Only now may Redis answer alone.
-    await redis.set(seededKey, String(now));
+    // Only now may Redis answer alone, and only this server (the marker names it).
+    await redis.set(seededKey, runId);
+    if (generation === connectionGeneration) trustedRunId = runId;
   }
 
   let reseeding: Promise<void> | null = null;
@@ -236,7 +240,30 @@ export function createRevocationStore(options: RevocationStoreOptions): Revocati
       });
     return subscribing;
   };
-  const onReady = (): void => void resubscribe();
+  const onReady = (): void => {
+    distrust();
+    void resubscribe();
+  };
+
+  /**
+   * The run_id of the Redis server whose state this process re-seeded itself,
+   * on the current connection; null until then. A marker naming another
+   * server (restored snapshot, promoted replica, AOF crash) is not trusted,
+   * and every reconnect forgets it: keys may have been lost meanwhile.
+   */
+  let trustedRunId: string | null = null;
+  let connectionGeneration = 0;
+  const distrust = (): void => {
+    connectionGeneration++;
+    trustedRunId = null;
+    cache?.clear();
+  };
+
+  async function serverRunId(): Promise<string> {
+    const runId = /^run_id:(\w+)/m.exec(await redis.info("server"))?.[1];
+    if (runId === undefined) throw new Error("Redis INFO server has no run_id");
+    return runId;
+  }
 
   /** Applies a revocation here at once and tells every other instance. */
   async function broadcast(message: RevocationMessage): Promise<void> {
@@ -263,8 +290,9 @@ export function createRevocationStore(options: RevocationStoreOptions): Revocati
         return lookUpInDb(token).then(answerWith, () => false);
       }
       const [seeded, jtiHit, cutoff] = answer;
-      if (seeded === null || seeded === undefined) {
-        // Redis restarted or was flushed: PostgreSQL answers until it is re-seeded.
+      if (seeded === null || seeded === undefined || seeded !== trustedRunId) {
+        // Redis restarted, was flushed, is another server, or this process reconnected:
+        // PostgreSQL answers until this process has re-seeded it.
         void store.reseed().catch(() => undefined);
         try {
           return answerWith(await lookUpInDb(token));
@@ -313,6 +341,7 @@ export function createRevocationStore(options: RevocationStoreOptions): Revocati
     },
 
     async start() {
+      redis.on("ready", distrust);
       if (!cache || !subscriber) return;
       subscriber.on("message", onMessage);
       subscriber.on("ready", onReady);
@@ -322,6 +351,7 @@ export function createRevocationStore(options: RevocationStoreOptions): Revocati
     },
 
     async stop() {
+      redis.off("ready", distrust);
       if (!cache || !subscriber) return;
       subscriber.off("message", onMessage);
       subscriber.off("ready", onReady);

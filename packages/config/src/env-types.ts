@@ -128,10 +128,20 @@ export function envOptionalUrl(protocols: readonly string[]) {
     });
 }
 
-/** NODE_ENV: `production` turns on the strict defaults; anything else is development. */
+const NODE_ENVS = ["development", "production", "test"] as const;
+
+/**
+ * NODE_ENV: `production` turns on the strict defaults; unset or empty is
+ * `development`. Any other value stops the boot: `Production` or `prod`
+ * silently getting development defaults is what this guards against.
+ */
 export const envNodeEnv = z
   .string()
   .optional()
-  .transform((value): "production" | "development" | "test" =>
-    value === "production" ? "production" : value === "test" ? "test" : "development",
-  );
+  .transform((value, ctx): (typeof NODE_ENVS)[number] => {
+    if (value === undefined || value === "") return "development";
+    const known = NODE_ENVS.find((name) => name === value);
+    if (known) return known;
+    ctx.addIssue({ code: "custom", message: `expected ${NODE_ENVS.join(", ")} (lower case), got "${value}"` });
+    return z.NEVER;
+  });

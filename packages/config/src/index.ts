@@ -12,3 +12,5 @@ export {
   envOptionalUrl,
   envString,
 } from "./env-types.js";
+export { databaseLimits, databaseLimitsEnv } from "./database-limits.js";
+export type { DatabaseLimitsConfig } from "./database-limits.js";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ConfigError, envBool, envInt, envList, envString, loadConfig } from "./index.js";
+import { ConfigError, envBool, envInt, envList, envNodeEnv, envString, loadConfig } from "./index.js";
 
 const schema = z.object({
   PORT: envInt(8080, 1, 65535),
@@ -36,5 +36,14 @@ describe("loadConfig", () => {
 
   it("rejects non-integers", () => {
     expect(() => loadConfig(schema, { PORT: "12.5" })).toThrow(/PORT: expected an integer/);
+  });
+
+  it("NODE_ENV: development, production or test; unset is development; anything else stops the boot", () => {
+    const nodeEnv = z.object({ NODE_ENV: envNodeEnv });
+    expect(loadConfig(nodeEnv, {})).toEqual({ NODE_ENV: "development" });
+    for (const value of ["development", "production", "test"]) expect(loadConfig(nodeEnv, { NODE_ENV: value })).toEqual({ NODE_ENV: value });
+    for (const value of ["Production", "prod", "staging", " production"]) {
+      expect(() => loadConfig(nodeEnv, { NODE_ENV: value })).toThrow(/NODE_ENV: expected development, production, test/);
+    }
   });
 });

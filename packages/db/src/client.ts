@@ -1,6 +1,8 @@
 import pg from "pg";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient, Prisma } from "./generated/client.js";
+import { FailFastPool } from "./fail-fast-pool.js";
+import { DEFAULT_DATABASE_LIMITS } from "./statement-limits.js";
 
 export { Prisma };
 export type { PrismaClient };
@@ -23,8 +25,19 @@ export interface DatabaseOptions {
   databaseUrl: string;
   /** Pool size; default 10. */
   maxConnections?: number;
-  /** Milliseconds a connection attempt may take before failing; default 5000. */
+  /**
+   * Milliseconds a caller may wait for a connection (a free pooled one, or a
+   * new one being opened) before failing; default 5000.
+   */
   connectTimeoutMs?: number;
+  /** Client-side deadline of every query in ms (pg `query_timeout`); default 10000. */
+  queryTimeoutMs?: number;
+  /** After the server failed to answer in time, connections are refused at once for this long (ms); default 2000. */
+  failFastMs?: number;
+  /** Server-side `statement_timeout` of every session in ms; default 8000. 0 = none. */
+  statementTimeoutMs?: number;
+  /** Server-side `idle_in_transaction_session_timeout` in ms; default 60000. 0 = none. */
+  idleInTransactionTimeoutMs?: number;
   applicationName?: string;
 }
 
@@ -34,12 +47,15 @@ export interface DatabaseOptions {
 
 /** Opens one pool and a Prisma client on it. */
 export function createDatabase(options: DatabaseOptions): Database {
-  const pool = new pg.Pool({
+  const pool = new FailFastPool({
     connectionString: options.databaseUrl,
     max: options.maxConnections ?? 10,
-    connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_DATABASE_LIMITS.acquireTimeoutMs,
+    query_timeout: options.queryTimeoutMs ?? DEFAULT_DATABASE_LIMITS.queryTimeoutMs,
+    statement_timeout: options.statementTimeoutMs ?? DEFAULT_DATABASE_LIMITS.statementTimeoutMs,
+    idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs ?? DEFAULT_DATABASE_LIMITS.idleInTransactionTimeoutMs,
     application_name: options.applicationName ?? "roost",
-  });
+  }, options.failFastMs ?? 2_000);
   // An idle client that errors (server restart) must not crash the process.
   pool.on("error", () => undefined);
   // Nor one that is checked out: pg-pool listens for a client's errors only while it sits idle, and

@@ -1,6 +1,9 @@
 export { createDatabase, Prisma } from "./client.js";
 export type { Database, DatabaseOptions, DbHandle, PrismaClient, Tx } from "./client.js";
 export { limitTransactionWaits } from "./transaction-waits.js";
+export { allowLongStatement, DEFAULT_DATABASE_LIMITS, runLongStatement } from "./statement-limits.js";
+export { databaseUnavailable, isDatabaseUnavailable } from "./database-unavailable.js";
+export { DatabaseUnavailableError } from "./fail-fast-pool.js";
 export { defaultMigrationsDir, migrate, MigrationError, readMigrations } from "./migrate.js";
 export type { MigrateResult, MigrationFile } from "./migrate.js";
 export type {

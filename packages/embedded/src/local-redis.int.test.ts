@@ -29,8 +29,8 @@ function recordingLogger(): EmbeddedLogger & { messages: string[] } {
   return { messages, info: record, warn: record, error: record };
 }
 
-async function start(dataDir: string, logger?: EmbeddedLogger): Promise<LocalRedisHandle> {
-  const handle = await startLocalRedis({ dataDir, logger });
+async function start(dataDir: string, logger?: EmbeddedLogger, maxMemoryBytes?: number): Promise<LocalRedisHandle> {
+  const handle = await startLocalRedis({ dataDir, logger, ...(maxMemoryBytes !== undefined && { maxMemoryBytes }) });
   cleanups.push(() => handle.stop());
   return handle;
 }
@@ -68,6 +68,22 @@ afterAll(async () => {
 });
 
 describe("startLocalRedis", () => {
+  test("memory is bounded (maxmemory, noeviction): past the bound writes fail and no key is evicted", async () => {
+    const dataDir = await makeDataDir();
+    const bounded = await start(dataDir, undefined, 8 * 1024 * 1024);
+    await withClient(bounded.redisUrl, async (client) => {
+      expect(await client.config("GET", "maxmemory")).toEqual(["maxmemory", String(8 * 1024 * 1024)]);
+      expect(await client.config("GET", "maxmemory-policy")).toEqual(["maxmemory-policy", "noeviction"]);
+      await client.set("roost:first", "kept");
+      const chunk = "x".repeat(512 * 1024);
+      let refused: unknown;
+      for (let i = 0; i < 64 && refused === undefined; i++) await client.set(`roost:fill:${i}`, chunk).catch((error: unknown) => (refused = error));
+      expect(String(refused)).toMatch(/OOM/);
+      expect(await client.get("roost:first")).toBe("kept");
+    });
+    await bounded.stop();
+  });
+
   test("serves on loopback with its own port and password; keys survive a restart (append-only)", async () => {
     const dataDir = await makeDataDir();
     const first = await start(dataDir);

@@ -33,7 +33,16 @@ export interface LocalRedisOptions {
   startTimeoutMs?: number;
   /** Longest a clean shutdown may take before Redis is killed. @defaultValue 30000 */
   stopTimeoutMs?: number;
+  /**
+   * Redis' `maxmemory` in bytes, with policy `noeviction` (BullMQ must never
+   * lose keys): past it writes fail instead of the host running out of memory.
+   * @defaultValue 1073741824 (1 GiB)
+   */
+  maxMemoryBytes?: number;
 }
+
+/** Default `maxmemory` of the local Redis. */
+export const LOCAL_REDIS_DEFAULT_MAX_MEMORY_BYTES = 1024 * 1024 * 1024;
 
 export interface LocalRedisHandle {
   /** `redis://:<password>@127.0.0.1:<port>` */
@@ -64,7 +73,7 @@ function configString(value: string): string {
   return `"${value.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
 }
 
-function redisConfig(state: RedisState, redisDir: string): string {
+function redisConfig(state: RedisState, redisDir: string, maxMemoryBytes: number): string {
   return [
     "# Written by Roost on every start; edits are lost.",
     "bind 127.0.0.1",
@@ -78,6 +87,8 @@ function redisConfig(state: RedisState, redisDir: string): string {
     // Queues must survive a restart and a crash.
     "appendonly yes",
     "appendfsync everysec",
+    `maxmemory ${maxMemoryBytes}`,
+    "maxmemory-policy noeviction",
     // Kept in this 0600 file rather than on the command line, which every local user can read.
     `requirepass ${configString(state.password)}`,
     "",
@@ -191,6 +202,8 @@ export async function startLocalRedis(options: LocalRedisOptions): Promise<Local
   const command = options.redisServerCommand ?? "redis-server";
   const startTimeoutMs = options.startTimeoutMs ?? 60_000;
   const stopTimeoutMs = options.stopTimeoutMs ?? 30_000;
+  const maxMemoryBytes = options.maxMemoryBytes ?? LOCAL_REDIS_DEFAULT_MAX_MEMORY_BYTES;
+  if (!Number.isSafeInteger(maxMemoryBytes) || maxMemoryBytes < 1) throw new Error(`maxMemoryBytes must be a positive integer, got ${maxMemoryBytes}`);
   const dataDir = resolve(options.dataDir);
   const redisDir = join(dataDir, "redis");
   const statePath = join(dataDir, "redis.json");
@@ -214,7 +227,7 @@ export async function startLocalRedis(options: LocalRedisOptions): Promise<Local
 
   const { port, password } = state;
   const configPath = join(redisDir, "redis.conf");
-  await writeFile(configPath, redisConfig(state, redisDir), { mode: 0o600 });
+  await writeFile(configPath, redisConfig(state, redisDir, maxMemoryBytes), { mode: 0o600 });
 
   const child = await spawnRedis(command, configPath, redisDir);
   const pid = child.pid;

@@ -10,6 +10,8 @@ export interface Metrics {
   readonly httpRequestDurationSeconds: Histogram<"method" | "route" | "status">;
   readonly authFailuresTotal: Counter<"reason">;
   readonly rateLimitBlocksTotal: Counter<"scope">;
+  /** Jobs a request meant to queue and could not (Redis away or past its deadline); the database catches up. */
+  readonly queueHandoffFailuresTotal: Counter<"queue">;
   readonly rotatingProxyErrorsTotal: Counter<"reason">;
   /** Family factories for services: each name registers once per process. */
   counter<L extends string>(name: string, help: string, labelNames?: readonly L[]): Counter<L>;
@@ -46,6 +48,7 @@ export function createMetrics({ defaultMetrics = true }: { defaultMetrics?: bool
     ),
     authFailuresTotal: counter("svc_auth_failures_total", "Rejected authentications by reason", ["reason"]),
     rateLimitBlocksTotal: counter("svc_rate_limit_blocks_total", "Requests refused by a rate limit, by scope", ["scope"]),
+    queueHandoffFailuresTotal: counter("svc_queue_handoff_failures_total", "Jobs a request could not queue (Redis unavailable or past its deadline), by queue", ["queue"]),
     rotatingProxyErrorsTotal: counter("svc_rotating_proxy_errors_total", "Rotating proxy errors by reason", ["reason"]),
     counter,
     gauge,

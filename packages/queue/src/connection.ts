@@ -1,17 +1,21 @@
 import { RedisConnection } from "bullmq";
 import { Redis, type RedisOptions } from "ioredis";
 
+/** Deadline of every command on a producer connection unless `extra.commandTimeout` says otherwise (ms). */
+export const DEFAULT_PRODUCER_COMMAND_TIMEOUT_MS = 2_000;
+
 /**
- * Producers fail fast when Redis is away (`enableOfflineQueue: false`) so a
- * request never hangs on a queue; workers wait forever for Redis
- * (`maxRetriesPerRequest: null`), as BullMQ requires for blocking calls.
+ * Producers fail fast when Redis is away (`enableOfflineQueue: false`) or
+ * stalled (a command deadline, 2 s by default) so a request never hangs on a
+ * queue; workers wait forever for Redis (`maxRetriesPerRequest: null`), as
+ * BullMQ requires for blocking calls.
  */
 export function createRedisConnection(url: string, role: "producer" | "worker" | "client", extra: RedisOptions = {}): Redis {
   const base: RedisOptions =
     role === "worker"
       ? { maxRetriesPerRequest: null }
       : role === "producer"
-        ? { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000 }
+        ? { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000, commandTimeout: DEFAULT_PRODUCER_COMMAND_TIMEOUT_MS }
         : { maxRetriesPerRequest: 1, connectTimeout: 2000 };
   const redis = new Redis(url, { ...base, ...extra });
   // Connection errors are reported through health checks; without a

@@ -1,6 +1,6 @@
 export { defineQueue } from "./queue-contract.js";
 export type { JobInput, JobName, JobPayload, JobSchemas, QueueContract } from "./queue-contract.js";
-export { createRedisConnection } from "./connection.js";
+export { createRedisConnection, DEFAULT_PRODUCER_COMMAND_TIMEOUT_MS } from "./connection.js";
 export { createProducer } from "./producer.js";
 export type { Producer } from "./producer.js";
 export { createConsumer } from "./consumer.js";

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
+import { databaseLimits } from "@roost/config";
 import { createDatabase, migrate } from "@roost/db";
 import { startEmbeddedPostgres, startLocalRedis } from "@roost/embedded";
 import { loadBuildInfo, runService } from "@roost/lifecycle";
@@ -33,7 +34,7 @@ runService({
     let redisUrl = config.REDIS_URL;
     if (!redisUrl) {
       logger.info("starting local redis-server", { dataDir });
-      const redis = await startLocalRedis({ dataDir, logger: logger.child({ component: "local-redis" }) });
+      const redis = await startLocalRedis({ dataDir, logger: logger.child({ component: "local-redis" }), maxMemoryBytes: config.LOCAL_REDIS_MAX_MEMORY_BYTES });
       shutdown.add("infrastructure", "local redis", () => redis.stop());
       redisUrl = redis.redisUrl;
     }
@@ -43,7 +44,7 @@ runService({
     const migrated = await migrate(databaseUrl);
     if (migrated.applied.length > 0) logger.info("database migrated", { applied: migrated.applied });
 
-    const db = createDatabase({ databaseUrl, applicationName: "roost", maxConnections: 20 });
+    const db = createDatabase({ databaseUrl, applicationName: "roost", maxConnections: 20, ...databaseLimits(config) });
     shutdown.add("database", "postgres pool", () => db.close());
     const metrics = createMetrics();
     const build = loadBuildInfo();

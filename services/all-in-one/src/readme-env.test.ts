@@ -3,7 +3,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { z } from "zod";
 import { checkerEnvSchema, checkerInfraSchema } from "@roost/service-checker";
-import { gatewayEnvSchema } from "@roost/service-gateway";
+import { adminCliEnvSchema, gatewayEnvSchema } from "@roost/service-gateway";
 import { mailerEnvSchema, mailerInfraSchema } from "@roost/service-mailer";
 import { maintenanceEnvSchema, maintenanceInfraSchema } from "@roost/service-maintenance";
 import { allInOneEnvSchema } from "./config/all-in-one.config.js";
@@ -24,6 +24,7 @@ function envKeys(schema: z.ZodType): string[] {
 
 const schemas: Record<string, z.ZodType> = {
   gateway: gatewayEnvSchema,
+  adminCli: adminCliEnvSchema,
   maintenance: maintenanceEnvSchema,
   maintenanceInfra: maintenanceInfraSchema,
   mailer: mailerEnvSchema,

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { ConfigError } from "@roost/config";
+import { ConfigError, databaseLimits } from "@roost/config";
 import { createDatabase } from "@roost/db";
 import { loadBuildInfo, runService } from "@roost/lifecycle";
 import { createMetrics, startMetricsListener } from "@roost/observability";
@@ -17,7 +17,7 @@ runService({
   },
   start: async ({ config, logger, shutdown }) => {
     const metrics = createMetrics();
-    const db = createDatabase({ databaseUrl: config.databaseUrl, applicationName: "roost-checker", maxConnections: 8 });
+    const db = createDatabase({ databaseUrl: config.databaseUrl, applicationName: "roost-checker", maxConnections: 8, ...databaseLimits(config) });
     shutdown.add("database", "postgres pool", () => db.close());
     const checker = createCheckerService({ config: config.checker, db, redisUrl: config.redisUrl, logger, metrics, buildVersion: loadBuildInfo().buildVersion });
     shutdown.add("workers", "checker", () => checker.stop());

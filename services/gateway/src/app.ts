@@ -8,6 +8,7 @@ import { trustProxyPredicate } from "./http/client-ip.js";
 import { errorHandler, notFoundHandler } from "./http/error-handler.js";
 import type { Guards } from "./http/guards.js";
 import { requireJsonOrMultipart } from "./http/content-type.middleware.js";
+import { parseBodyAfterToken } from "./http/body-after-token.js";
 import { jsonBodyParser } from "./http/json-body.middleware.js";
 import { httpMetrics } from "./http/metrics.middleware.js";
 import { rejectNulInUrl } from "./http/nul-guard.js";
@@ -66,7 +67,8 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   // routes are anonymous), so the parser refuses compressed bodies and checks
   // for NUL on the raw text: what it costs an anonymous client is bounded by
   // the bytes that client sends.
-  api.use(jsonBodyParser(deps.config.API_JSON_MAX_BODY_BYTES));
+  // Authenticated routes' bodies are parsed only after their token checks out.
+  api.use(parseBodyAfterToken(jsonBodyParser(deps.config.API_JSON_MAX_BODY_BYTES), deps.tokens));
   api.use(rejectNulInUrl);
   api.use(accountRouter(deps, guards));
   api.use(passwordRecoveryRouter(deps));

@@ -26,7 +26,7 @@ export async function buildGatewayDeps(
   const logger = infra.logger.child({ service: "gateway" });
   const prefix = `${config.QUEUE_PREFIX}:`;
   const redis = createRedisConnection(infra.redisUrl, "client", { commandTimeout: config.AUTH_REVOCATION_TIMEOUT_MS });
-  const producerConnection = createRedisConnection(infra.redisUrl, "producer");
+  const producerConnection = createRedisConnection(infra.redisUrl, "producer", { commandTimeout: config.QUEUE_HANDOFF_TIMEOUT_MS });
   const subscriber = createRedisConnection(infra.redisUrl, "worker");
   const queuePrefix = config.QUEUE_PREFIX;
   const queues = {

@@ -1,4 +1,5 @@
 export { gatewayConfigFromEnv, gatewayEnvSchema } from "./config/gateway.config.js";
+export { adminCliEnvSchema } from "./cli/admin-cli.config.js";
 export type { GatewayConfig } from "./config/gateway.config.js";
 export { createApp } from "./app.js";
 export { createGatewayService } from "./gateway.service.js";

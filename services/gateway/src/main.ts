@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { ConfigError } from "@roost/config";
+import { ConfigError, databaseLimits } from "@roost/config";
 import { createDatabase, migrate } from "@roost/db";
 import { loadBuildInfo, runService } from "@roost/lifecycle";
 import { createMetrics } from "@roost/observability";
@@ -20,7 +20,7 @@ runService({
     return { ...config, databaseUrl, redisUrl };
   },
   start: async ({ config, logger, shutdown }) => {
-    const db = createDatabase({ databaseUrl: config.databaseUrl, applicationName: "roost-gateway" });
+    const db = createDatabase({ databaseUrl: config.databaseUrl, applicationName: "roost-gateway", ...databaseLimits(config) });
     shutdown.add("database", "postgres pool", () => db.close());
     await migrate(config.databaseUrl);
     const build = loadBuildInfo();

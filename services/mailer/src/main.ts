@@ -1,4 +1,4 @@
-import { ConfigError } from "@roost/config";
+import { ConfigError, databaseLimits } from "@roost/config";
 import { createDatabase } from "@roost/db";
 import { runService } from "@roost/lifecycle";
 import { createMetrics, startMetricsListener } from "@roost/observability";
@@ -22,7 +22,7 @@ runService({
   start: async ({ config, logger, shutdown }) => {
     const metrics = createMetrics();
     const maxConnections = config.mailer.MAILER_CONCURRENCY + 2;
-    const db = createDatabase({ databaseUrl: config.databaseUrl, applicationName: "roost-mailer", maxConnections });
+    const db = createDatabase({ databaseUrl: config.databaseUrl, applicationName: "roost-mailer", maxConnections, ...databaseLimits(config) });
     shutdown.add("database", "postgres pool", () => db.close());
     const mailer = createMailerService({ config: config.mailer, db, redisUrl: config.redisUrl, logger, metrics });
     shutdown.add("workers", "mailer", () => mailer.stop());

@@ -62,6 +62,8 @@ export function createSmtpSender(settings: SmtpSettings): SmtpSender {
     host: settings.host,
     port: settings.port,
     secure: settings.secure,
+    // Without it nodemailer sends in the clear when the server does not offer STARTTLS.
+    requireTLS: !settings.secure && settings.requireTls,
     ...(settings.auth ? { auth: { user: settings.auth.user, pass: settings.auth.pass } } : {}),
     connectionTimeout: settings.timeoutMs,
     greetingTimeout: settings.timeoutMs,

@@ -1,4 +1,4 @@
-import { ConfigError } from "@roost/config";
+import { ConfigError, databaseLimits } from "@roost/config";
 import { createDatabase } from "@roost/db";
 import { runService } from "@roost/lifecycle";
 import { maintenanceConfigFromEnv, maintenanceInfraFromEnv } from "./config/maintenance.config.js";
@@ -16,7 +16,7 @@ runService({
     return { ...infra, databaseUrl, redisUrl, maintenance };
   },
   start: async ({ config, logger, shutdown }) => {
-    const db = createDatabase({ databaseUrl: config.databaseUrl, applicationName: "roost-maintenance" });
+    const db = createDatabase({ databaseUrl: config.databaseUrl, applicationName: "roost-maintenance", ...databaseLimits(config) });
     shutdown.add("database", "postgres pool", () => db.close());
     const service = createMaintenanceService({ config: config.maintenance, db, redisUrl: config.redisUrl, logger });
     shutdown.add("workers", "maintenance", () => service.stop());

@@ -132,6 +132,10 @@ type DataListener = (chunk: Buffer) => void;
  * CopyOutParser; from its end (CopyDone or an error) on, the driver reads it and finishes the query.
  */
 export class CopyOutQuery implements Submittable {
+  /** The driver's client-side deadline for this query (pg reads it off the query object); unset: the pool's. */
+  query_timeout?: number;
+  /** Set by the driver when it times the query: called once the query ends, so its timer stops. */
+  callback?: (error: Error | null) => void;
   private readonly parser: CopyOutParser;
   private socket: Duplex | null = null;
   private driverData: DataListener | null = null;
@@ -194,6 +198,7 @@ export class CopyOutQuery implements Submittable {
 
   handleReadyForQuery(): void {
     this.completed = true;
+    this.callback?.(this.failure);
     this.notify();
   }
 
@@ -227,6 +232,7 @@ export class CopyOutQuery implements Submittable {
    */
   abandon(): void {
     this.failure ??= new CopyOutError("COPY abandoned by its reader");
+    this.callback?.(this.failure);
     this.socket?.destroy();
     this.notify();
   }

@@ -2,7 +2,7 @@ import type { Writable } from "node:stream";
 import pg from "pg";
 import { buildProxyWhere, inlineSqlCondition, type ProxyFilters } from "../proxy-filter.js";
 import { firstProtocolOfMaskSql, singleProtocolOfMaskSql } from "../proxy-identity.js";
-import { CopyOutQuery, type CopyRowWriter } from "@roost/db";
+import { allowLongStatement, CopyOutQuery, type CopyRowWriter } from "@roost/db";
 import { COPY_EXPORT_SELECT, CopyExportWriter, CopyLineWriter } from "./proxy-export-copy.js";
 import type { ExportFormat, LineTemplate, TemplatePiece, TemplatePlaceholder } from "./proxy-export-format.js";
 
@@ -96,6 +96,8 @@ export async function streamExport(
   filters: ProxyFilters,
   format: ExportFormat,
   target: ExportTarget,
+  /** Server and client deadline of the COPY, ms (DATABASE_LONG_STATEMENT_TIMEOUT_MS): an export may outlast the pool's. */
+  { longStatementTimeoutMs }: { longStatementTimeoutMs?: number } = {},
 ): Promise<number> {
   const where = inlineSqlCondition(buildProxyWhere(userId, filters));
   const [{ line: select, lateral }, writer]: [{ line: string; lateral: string }, CopyRowWriter] =
@@ -108,6 +110,8 @@ export async function streamExport(
   const copy = new CopyOutQuery(sql, writer);
   let complete = false;
   try {
+    const long = await allowLongStatement(client, longStatementTimeoutMs);
+    copy.query_timeout = long.queryTimeoutMs;
     client.query(copy);
     let begun = false;
     // Status and headers wait for the first rows (or the end): an error before them is still a JSON 500.
@@ -124,6 +128,7 @@ export async function streamExport(
     }
     await begin();
     await send(out, writer.end());
+    await long.restore();
     complete = true;
     return writer.rows;
   } finally {

@@ -520,12 +520,13 @@ export type CheckHandOff = Pick<Producer<typeof checkQueue>, "enqueue">;
  * once: `next_check_at` defaults to now). A failure is logged, not returned:
  * the scheduler's own tick finds them a few seconds later.
  */
-export async function wakeCheckScheduler(checks: CheckHandOff, logger: Logger, userId: number, created: number): Promise<void> {
+export async function wakeCheckScheduler(checks: CheckHandOff, logger: Logger, userId: number, created: number, onFailure?: () => void): Promise<void> {
   if (created === 0) return;
   try {
     await checks.enqueue("check-tick", {}, { jobId: CHECK_WAKE_JOB_ID, removeOnComplete: true, removeOnFail: true });
   } catch (error) {
     logger.warn("check scheduler not woken; its next tick will find the new proxies", { userId, proxies: created, error });
+    onFailure?.();
   }
 }
 
@@ -539,8 +540,11 @@ export async function compactCountersAfterUpload(pool: SqlPool, logger: Logger, 
 }
 
 /** What a committed ingest is followed by, whoever ran it: the scheduler's wake-up and the counters' fold (neither fails it). */
-export async function afterIngest(deps: Pick<IngestDeps, "pool" | "checks" | "logger">, userId: number, outcome: UploadOutcome): Promise<void> {
-  await Promise.all([wakeCheckScheduler(deps.checks, deps.logger, userId, outcome.newProxyIds.length), compactCountersAfterUpload(deps.pool, deps.logger, userId)]);
+export async function afterIngest(deps: Pick<IngestDeps, "pool" | "checks" | "logger" | "onHandOffFailure">, userId: number, outcome: UploadOutcome): Promise<void> {
+  await Promise.all([
+    wakeCheckScheduler(deps.checks, deps.logger, userId, outcome.newProxyIds.length, deps.onHandOffFailure),
+    compactCountersAfterUpload(deps.pool, deps.logger, userId),
+  ]);
 }
 
 /** What `ingest` needs: a database pool and a producer for the check queue. */
@@ -552,6 +556,8 @@ export interface IngestDeps {
   logger: Logger;
   /** ALLOW_PRIVATE_NETWORK_TARGETS: reserved ranges are accepted. */
   allowPrivateTargets: boolean;
+  /** Called when the check scheduler could not be woken (Redis unavailable or past its deadline), for a metric. */
+  onHandOffFailure?: () => void;
 }
 
 export interface IngestOptions {

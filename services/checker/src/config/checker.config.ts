@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { envBool, envInt, envLogLevel, envOptionalInt, envOptionalString, envString, loadConfig } from "@roost/config";
+import { databaseLimitsEnv, envBool, envInt, envLogLevel, envOptionalInt, envOptionalString, envString, loadConfig } from "@roost/config";
 
 /** Variables the checker reads (besides DATABASE_URL/REDIS_URL, given by main or all-in-one). */
 export const checkerEnvSchema = z.object({
@@ -27,6 +27,7 @@ export function checkerConfigFromEnv(env: Record<string, string | undefined> = p
 /** Connection settings when the checker runs alone (all-in-one passes its own). */
 export const checkerInfraSchema = z.object({
   DATABASE_URL: envOptionalString(),
+  ...databaseLimitsEnv,
   REDIS_URL: envOptionalString(),
   LOG_LEVEL: envLogLevel(),
   /** Port for /metrics and /healthz when the checker runs alone; unset = no listener. */

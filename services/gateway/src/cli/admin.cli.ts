@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto";
 import path from "node:path";
+import { createInterface } from "node:readline";
+import { Writable } from "node:stream";
 import { parseArgs } from "node:util";
 import { ConfigError } from "@roost/config";
 import { embeddedPostgresUrl, localRedisUrl } from "@roost/embedded";
@@ -8,18 +10,20 @@ import { createLogger, createMetrics } from "@roost/observability";
 import { createRedisConnection } from "@roost/queue";
 import { gatewayConfigFromEnv, type GatewayConfig } from "../config/gateway.config.js";
 import { buildGatewayDeps } from "../gateway.wiring.js";
+import { adminCliConfigFromEnv } from "./admin-cli.config.js";
 import { AdminCommandError, createAdminAccount, promoteToAdmin } from "./admin.commands.js";
 
 /**
- * `npm run admin -- create --email E --password P` and
+ * `npm run admin -- create --email E` (password from ADMIN_PASSWORD or stdin) and
  * `npm run admin -- promote --email E`, against the database and Redis the
  * gateway uses (same environment variables, read through the gateway config).
  * Exit codes: 0 done, 1 failed (message on stderr), 2 usage error.
  */
 
 const USAGE = `Usage:
-  npm run admin -- create --email <email> --password <password>   create an admin account
-  npm run admin -- promote --email <email>                        make an existing account admin (revokes its sessions)
+  npm run admin -- create --email <email>    create an admin account; the password comes from
+                                             ADMIN_PASSWORD or the first line of standard input
+  npm run admin -- promote --email <email>   make an existing account admin (revokes its sessions)
 
 Reads DATABASE_URL, REDIS_URL, QUEUE_PREFIX and DATA_DIR like the gateway.`;
 
@@ -29,7 +33,29 @@ const REDIS_PING_TIMEOUT_MS = 3_000;
 
 class UsageError extends Error {}
 
-type Command = { name: "create"; email: string; password: string } | { name: "promote"; email: string };
+type Command = { name: "create"; email: string } | { name: "promote"; email: string };
+
+/**
+ * `create`'s password: ADMIN_PASSWORD, else the first line of standard input
+ * (typed without echo on a terminal). Empty is a usage error.
+ */
+async function readPassword(): Promise<string> {
+  const fromEnv = adminCliConfigFromEnv().ADMIN_PASSWORD;
+  if (fromEnv !== undefined) return fromEnv;
+  const terminal = process.stdin.isTTY;
+  if (terminal) process.stderr.write("Password: ");
+  // Output to a sink: what is typed is not echoed.
+  const lines = createInterface({ input: process.stdin, output: new Writable({ write: (_chunk, _encoding, done) => done() }), terminal });
+  let password = "";
+  for await (const line of lines) {
+    password = line;
+    break;
+  }
+  lines.close();
+  if (terminal) process.stderr.write("\n");
+  if (password === "") throw new UsageError("create: no password: set ADMIN_PASSWORD or write it on standard input");
+  return password;
+}
 
 function parseCommand(argv: string[]): Command {
   let values: { email?: string; password?: string; help?: boolean };
@@ -48,14 +74,11 @@ function parseCommand(argv: string[]): Command {
   const [name, ...extra] = positionals;
   if (extra.length > 0) throw new UsageError(`unexpected argument: ${extra.join(" ")}`);
   if (!values.email) throw new UsageError(name ? `${name}: --email is required` : "a command is required");
-  if (name === "create") {
-    if (values.password === undefined) throw new UsageError("create: --password is required");
-    return { name, email: values.email, password: values.password };
+  if (values.password !== undefined) {
+    throw new UsageError("--password is not accepted (ps and shell history would show it): set ADMIN_PASSWORD or write the password on standard input");
   }
-  if (name === "promote") {
-    if (values.password !== undefined) throw new UsageError("promote takes no --password");
-    return { name, email: values.email };
-  }
+  if (name === "create") return { name, email: values.email };
+  if (name === "promote") return { name, email: values.email };
   throw new UsageError(name ? `unknown command: ${name}` : "a command is required");
 }
 
@@ -93,7 +116,7 @@ async function assertRedisReachable(url: string): Promise<void> {
   }
 }
 
-async function run(command: Command): Promise<string> {
+async function run(command: Command, password: string): Promise<string> {
   const config = gatewayConfigFromEnv();
   const databaseUrl = await databaseUrlOf(config);
   const redisUrl = await redisUrlOf(config);
@@ -116,7 +139,7 @@ async function run(command: Command): Promise<string> {
     });
     try {
       if (command.name === "create") {
-        const { userId, email } = await createAdminAccount(deps, command.email, command.password);
+        const { userId, email } = await createAdminAccount(deps, command.email, password);
         return `Created admin ${email} (user id ${userId}).`;
       }
       const { userId, email, alreadyAdmin } = await promoteToAdmin(deps, command.email);
@@ -133,8 +156,10 @@ async function run(command: Command): Promise<string> {
 
 async function main(argv: string[]): Promise<number> {
   let command: Command;
+  let password = "";
   try {
     command = parseCommand(argv);
+    if (command.name === "create") password = await readPassword();
   } catch (error) {
     const message = error instanceof Error ? error.message : "";
     process.stderr.write(message ? `admin: ${message}\n\n${USAGE}\n` : `${USAGE}\n`);
@@ -145,7 +170,7 @@ async function main(argv: string[]): Promise<number> {
     timer = setTimeout(() => reject(new AdminCommandError(`no answer within ${DEADLINE_MS / 1000} s from the database or Redis`)), DEADLINE_MS);
   });
   try {
-    process.stdout.write(`${await Promise.race([run(command), deadline])}\n`);
+    process.stdout.write(`${await Promise.race([run(command, password), deadline])}\n`);
     return 0;
   } catch (error) {
     const known = error instanceof AdminCommandError || error instanceof ConfigError;

@@ -9,13 +9,18 @@ import { AdminCommandError, createAdminAccount, promoteToAdmin } from "./admin.c
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../..");
 
 /** Runs `npm run admin -- ...` the way npm does (node scripts/admin.mjs ...), with only the given environment. */
-function runAdminCli(args: string[], env: Record<string, string | undefined>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runAdminCli(
+  args: string[],
+  env: Record<string, string | undefined>,
+  stdin = "",
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [path.join(repoRoot, "scripts", "admin.mjs"), ...args], {
       cwd: repoRoot,
       env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: ["pipe", "pipe", "pipe"],
     });
+    child.stdin.end(stdin);
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
@@ -125,7 +130,8 @@ describe("npm run admin (the real process)", () => {
   });
 
   it("create and promote exit 0 and do their work", async () => {
-    const created = await runAdminCli(["create", "--email", "Ops@Example.com", "--password", STRONG_PASSWORD], cliEnv(h));
+    // The password on standard input, as `printf '%s\n' "$pw" | npm run admin -- create ...` sends it.
+    const created = await runAdminCli(["create", "--email", "Ops@Example.com"], cliEnv(h), `${STRONG_PASSWORD}\n`);
     expect(created).toEqual({ code: 0, stdout: expect.stringMatching(/^Created admin ops@example\.com \(user id \d+\)\.\n$/), stderr: "" });
     expect((await h.http.post("/api/login").send({ email: "ops@example.com", password: STRONG_PASSWORD })).body.role).toBe("admin");
 
@@ -139,10 +145,10 @@ describe("npm run admin (the real process)", () => {
   });
 
   it("fails with a clear message and a non-zero exit", async () => {
-    const weak = await runAdminCli(["create", "--email", "weak@example.com", "--password", "short"], cliEnv(h));
+    const weak = await runAdminCli(["create", "--email", "weak@example.com"], { ...cliEnv(h), ADMIN_PASSWORD: "short" });
     expect(weak).toEqual({ code: 1, stdout: "", stderr: "admin: Password must be at least 12 characters long\n" });
 
-    const duplicate = await runAdminCli(["create", "--email", "ops@example.com", "--password", STRONG_PASSWORD], cliEnv(h));
+    const duplicate = await runAdminCli(["create", "--email", "ops@example.com"], { ...cliEnv(h), ADMIN_PASSWORD: STRONG_PASSWORD });
     expect(duplicate.code).toBe(1);
     expect(duplicate.stderr).toMatch(/already exists/);
 
@@ -161,7 +167,18 @@ describe("npm run admin (the real process)", () => {
     expect(badRedis.code).toBe(1);
     expect(badRedis.stderr).toMatch(/cannot reach Redis/);
 
-    for (const args of [[], ["frobnicate", "--email", "a@example.com"], ["create", "--email", "a@example.com"], ["promote"], ["promote", "--email", "a@example.com", "--role", "x"]]) {
+    // A password on the command line is refused (ps and shell history show it), as is none at all.
+    const onCommandLine = await runAdminCli(["create", "--email", "a@example.com", "--password", STRONG_PASSWORD], cliEnv(h));
+    expect(onCommandLine.code).toBe(2);
+    expect(onCommandLine.stderr).toMatch(/--password is not accepted/);
+    for (const args of [
+      [],
+      ["frobnicate", "--email", "a@example.com"],
+      ["create", "--email", "a@example.com"],
+      ["promote"],
+      ["promote", "--email", "a@example.com", "--role", "x"],
+      ["promote", "--email", "a@example.com", "--password", STRONG_PASSWORD],
+    ]) {
       const usage = await runAdminCli(args, cliEnv(h));
       expect([args, usage.code]).toEqual([args, 2]);
       expect(usage.stderr).toMatch(/Usage:/);

@@ -1,6 +1,6 @@
 import { availableParallelism } from "node:os";
 import { z } from "zod";
-import { envBool, envInt, envList, envLogLevel, envNodeEnv, envOptionalBool, envOptionalString, envOptionalUrl, envString, loadConfig } from "@roost/config";
+import { databaseLimitsEnv, envBool, envInt, envList, envLogLevel, envNodeEnv, envOptionalBool, envOptionalString, envOptionalUrl, envString, loadConfig } from "@roost/config";
 
 /** API_PAGE_QUERY_CONCURRENCY's default: twice the CPU cores, at least 2. */
 export const DEFAULT_PAGE_QUERY_CONCURRENCY = Math.max(2, 2 * availableParallelism());
@@ -19,6 +19,7 @@ export const gatewayEnvSchema = z
     /** Where generated secrets, embedded databases and keys live. */
     DATA_DIR: envString("./.data"),
     DATABASE_URL: envOptionalString(),
+    ...databaseLimitsEnv,
     REDIS_URL: envOptionalString(),
     /** Prefix of every Redis key and BullMQ queue; lets deployments share a Redis. */
     QUEUE_PREFIX: envString("roost"),
@@ -40,6 +41,8 @@ export const gatewayEnvSchema = z
     AUTH_REVOCATION_FAIL_OPEN: envBool(true),
     /** Milliseconds a revocation lookup may take before Redis counts as down. */
     AUTH_REVOCATION_TIMEOUT_MS: envInt(500, 50, 10000),
+    /** Deadline of every command on the queue producer connection (hand-offs from requests), ms; 2000. */
+    QUEUE_HANDOFF_TIMEOUT_MS: envInt(2000, 100, 30000),
     /** Fail-open only: milliseconds an in-process "not revoked" answer is reused (revocations are broadcast at once); 0 asks Redis every time. */
     AUTH_REVOCATION_CACHE_TTL_MS: envInt(5000, 0, 60000),
     /** Defaults depend on NODE_ENV (development false/true, production true/false). */

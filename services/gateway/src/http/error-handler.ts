@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from "express";
 import type { Logger } from "@roost/observability";
 import { RevocationUnavailableError } from "@roost/auth";
+import { databaseUnavailable, isDatabaseUnavailable } from "@roost/db";
 import { CallerGone } from "../db-limits/statement-limiter.js";
 import { HttpError } from "./http-error.js";
 import { CHARSET_MESSAGE } from "./json-body.middleware.js";
@@ -33,7 +34,11 @@ export interface ErrorResponse {
 export function errorResponse(error: unknown, logger: Logger, where: { method?: string; route?: string; requestId?: unknown }): ErrorResponse | null {
   if (error instanceof CallerGone) return null;
   if (error instanceof HttpError) return { status: error.status, body: { error: error.message, ...error.extra }, headers: error.headers };
-  if (error instanceof RevocationUnavailableError) return { status: 503, body: { error: "Authentication temporarily unavailable" }, headers: {} };
+  if (error instanceof RevocationUnavailableError) return { status: 503, body: { error: "Authentication temporarily unavailable" }, headers: { "Retry-After": "1" } };
+  if (isDatabaseUnavailable(error)) {
+    logger.warn("database unavailable, request answered 503", { error, ...where });
+    return { status: databaseUnavailable.status, body: { error: databaseUnavailable.message }, headers: { "Retry-After": String(databaseUnavailable.retryAfterSeconds) } };
+  }
   const parserError = error as BodyParserError;
   const status = parserError.status ?? parserError.statusCode;
   if (typeof status === "number" && status >= 400 && status < 500) {

@@ -53,6 +53,23 @@ describe("rate limits", () => {
     expect((await login(g, bystander.email, STRONG_PASSWORD)).status).toBe(200);
   });
 
+  it("failed logins per e-mail: the Redis key is a short hash; input that is no e-mail writes no per-e-mail key", async () => {
+    const g = await start({ RATE_LIMIT_LOGIN_FAILURES_PER_EMAIL: "3" });
+    const huge = `${"a".repeat(900 * 1024)}@example.com`;
+    for (let i = 0; i < 3; i++) expect((await login(g, huge, STRONG_PASSWORD)).status).toBe(400);
+    expect((await login(g, "not an e-mail", STRONG_PASSWORD)).status).toBeLessThan(500);
+    expect((await login(g, "Someone@Example.com", "Wrong-Password-1")).status).toBe(401);
+
+    const keys = await g.deps.redis.keys(`${g.deps.config.QUEUE_PREFIX}:rl:login_failures_email:*`);
+    expect(keys).toHaveLength(1);
+    const [key] = keys;
+    expect(key?.length).toBeLessThan(120);
+    expect(key).not.toMatch(/example/i);
+    // The huge input counted only towards the per-IP limits; the per-e-mail limit still applies to real addresses.
+    for (let i = 0; i < 2; i++) expect((await login(g, "someone@example.com", "Wrong-Password-1")).status).toBe(401);
+    expect429(await login(g, " SOMEONE@example.com ", "Wrong-Password-1"), 900);
+  });
+
   it("failed logins per IP: failures across many e-mails block the IP, also for a correct login", async () => {
     const g = await start({ RATE_LIMIT_LOGIN_FAILURES_PER_IP: "4" });
     const { email } = await g.register();

@@ -94,6 +94,62 @@ describe("revoked tokens stay revoked when Redis restarts empty or is flushed", 
   });
 });
 
+describe("partial Redis loss: the seeded marker is bound to the server and to this process's connection", () => {
+  let h: GatewayHarness;
+  beforeAll(async () => {
+    // No answer cache: every check asks Redis, which is what is under test.
+    h = await startGatewayHarness({
+      REDIS_URL: owned.url,
+      AUTH_REVOCATION_FAIL_OPEN: "true",
+      AUTH_REVOCATION_TIMEOUT_MS: String(REVOCATION_TIMEOUT_MS),
+      AUTH_REVOCATION_CACHE_TTL_MS: "0",
+    });
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  const status = async (token: string) => (await h.http.get("/api/checkLogin").set(bearer(token))).status;
+  const seededKey = () => `${h.deps.config.QUEUE_PREFIX}:auth:revocation-seeded`;
+  const jtiKey = (token: string) => `${h.deps.config.QUEUE_PREFIX}:auth:revoked-jti:${claimsOf(token).jti}`;
+
+  async function loggedOutToken(): Promise<{ loggedOut: string; valid: string }> {
+    const { token, email } = await h.register();
+    const valid = (await h.http.post("/api/login").send({ email, password: STRONG_PASSWORD })).body.token as string;
+    expect((await h.http.post("/api/logout").set(bearer(token))).status).toBe(204);
+    expect(await status(token)).toBe(401);
+    await waitFor(async () => (await probe.exists(seededKey())) === 1 && (await status(valid)) === 200, { what: "a seeded Redis" });
+    return { loggedOut: token, valid };
+  }
+
+  it("a revoked jti lost from Redis while every connection dropped is refused again (re-seed on reconnect)", async () => {
+    const { loggedOut, valid } = await loggedOutToken();
+    await probe.del(jtiKey(loggedOut));
+    // Every client connection but the probe's is dropped; the gateway reconnects by itself.
+    const probeId = await probe.client("ID");
+    await probe.client("KILL", "TYPE", "normal", "SKIPME", "yes");
+    await probe.client("KILL", "TYPE", "pubsub");
+    await waitFor(async () => String(await probe.call("CLIENT", "LIST", "TYPE", "normal")).split("\n").filter(Boolean).length > 1, { what: "the gateway to reconnect" });
+    expect(await probe.client("ID")).toBe(probeId);
+    expect(await status(loggedOut)).toBe(401);
+    expect(await status(valid)).toBe(200);
+    await waitFor(async () => (await probe.exists(jtiKey(loggedOut))) === 1, { what: "the re-seed to restore the key" });
+    expect(await status(loggedOut)).toBe(401);
+  });
+
+  it("a marker that names another Redis server (restored snapshot, promoted replica) is not trusted", async () => {
+    const { loggedOut, valid } = await loggedOutToken();
+    await probe.del(jtiKey(loggedOut));
+    // What a restored snapshot holds: the marker survived, the key did not. No connection dropped.
+    await probe.set(seededKey(), "0000000000000000000000000000000000000000");
+    expect(await status(loggedOut)).toBe(401);
+    expect(await status(valid)).toBe(200);
+    await waitFor(async () => (await probe.exists(jtiKey(loggedOut))) === 1, { what: "the re-seed to restore the key" });
+    const runId = /^run_id:(\w+)/m.exec(await probe.info("server"))?.[1];
+    expect(await probe.get(seededKey())).toBe(runId);
+  });
+});
+
 describe("AUTH_REVOCATION_FAIL_OPEN=true with Redis stopped", () => {
   let h: GatewayHarness;
   beforeAll(async () => {

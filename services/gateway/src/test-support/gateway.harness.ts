@@ -3,6 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import request from "supertest";
+import { databaseLimits } from "@roost/config";
 import { createDatabase, type Database } from "@roost/db";
 import { createLogger, createMetrics } from "@roost/observability";
 import { createTestDatabase, createTestRedis, type TestDatabase, type TestRedis } from "@roost/testkit";
@@ -46,7 +47,8 @@ export async function startGatewayHarness(env: Record<string, string> = {}): Pro
     PASSWORD_HASH_TIME_COST: "1",
     ...env,
   });
-  const db = createDatabase({ databaseUrl: database.url });
+  // DATABASE_URL in `env` points the gateway at another server (a test-owned one).
+  const db = createDatabase({ databaseUrl: config.DATABASE_URL ?? database.url, ...databaseLimits(config) });
   let built: Awaited<ReturnType<typeof buildGatewayDeps>>;
   try {
     built = await buildGatewayDeps(config, {

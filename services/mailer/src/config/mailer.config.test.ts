@@ -26,6 +26,7 @@ describe("mailer config", () => {
       host: "smtp.example.com",
       port: 587,
       secure: false,
+      requireTls: true,
       auth: null,
       timeoutMs: 30_000,
       fromAddress: "roost@example.com",
@@ -36,6 +37,16 @@ describe("mailer config", () => {
     const withAuth = mailerConfigFromEnv({ ...CONFIGURED, SMTP_PORT: "2525", SMTP_USERNAME: "u", SMTP_PASSWORD: " p w " });
     expect(withAuth.smtp?.port).toBe(2525);
     expect(withAuth.smtp?.auth).toEqual({ user: "u", pass: " p w " });
+  });
+
+  it("SMTP_REQUIRE_TLS: true by default, false for a loopback relay, as set when set", () => {
+    expect(mailerConfigFromEnv(CONFIGURED).smtp?.requireTls).toBe(true);
+    for (const host of ["localhost", "127.0.0.1", "127.1.2.3", "::1", "[::1]"]) {
+      expect([host, mailerConfigFromEnv({ ...CONFIGURED, SMTP_HOST: host }).smtp?.requireTls]).toEqual([host, false]);
+    }
+    expect(mailerConfigFromEnv({ ...CONFIGURED, SMTP_HOST: "127.0.0.1.example.com" }).smtp?.requireTls).toBe(true);
+    expect(mailerConfigFromEnv({ ...CONFIGURED, SMTP_REQUIRE_TLS: "false" }).smtp?.requireTls).toBe(false);
+    expect(mailerConfigFromEnv({ ...CONFIGURED, SMTP_HOST: "localhost", SMTP_REQUIRE_TLS: "true" }).smtp?.requireTls).toBe(true);
   });
 
   it("names each missing variable when recovery is configured in part", () => {

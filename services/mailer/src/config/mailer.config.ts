@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { envBool, envInt, envLogLevel, envOptionalInt, envOptionalString, envOptionalUrl, envString, loadConfig } from "@roost/config";
+import { databaseLimitsEnv, envBool, envInt, envLogLevel, envOptionalBool, envOptionalInt, envOptionalString, envOptionalUrl, envString, loadConfig } from "@roost/config";
 
 /** A secret keeps its spaces (no trim); empty or unset is "not set". */
 const envOptionalSecret = () =>
@@ -22,6 +22,11 @@ export const mailerEnvSchema = z
     SMTP_PORT: envOptionalInt(1, 65535),
     /** true: TLS from the first byte (port 465). false: plain, upgraded with STARTTLS when the server offers it. */
     SMTP_SECURE: envBool(false),
+    /**
+     * With SMTP_SECURE=false: refuse to send unless the server upgrades with STARTTLS, so a
+     * man in the middle cannot strip it. Default true, false when SMTP_HOST is a loopback address.
+     */
+    SMTP_REQUIRE_TLS: envOptionalBool(),
     /** SMTP AUTH user and password, set both or neither. */
     SMTP_USERNAME: envOptionalString(),
     SMTP_PASSWORD: envOptionalSecret(),
@@ -91,6 +96,7 @@ export const mailerEnvSchema = z
             host: env.SMTP_HOST,
             port: env.SMTP_PORT ?? (env.SMTP_SECURE ? 465 : 587),
             secure: env.SMTP_SECURE,
+            requireTls: env.SMTP_REQUIRE_TLS ?? !isLoopbackHost(env.SMTP_HOST),
             auth:
               env.SMTP_USERNAME !== undefined && env.SMTP_PASSWORD !== undefined
                 ? { user: env.SMTP_USERNAME, pass: env.SMTP_PASSWORD }
@@ -104,11 +110,19 @@ export const mailerEnvSchema = z
     return { ...env, smtp };
   });
 
+/** `localhost`, 127.0.0.0/8 or ::1: a relay on this machine, where nobody sits in between. */
+export function isLoopbackHost(host: string): boolean {
+  const name = host.toLowerCase().replace(/^\[|\]$/g, "");
+  return name === "localhost" || name.endsWith(".localhost") || name === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name);
+}
+
 /** What the mailer needs to send; null when password recovery is not configured. */
 export interface SmtpSettings {
   host: string;
   port: number;
   secure: boolean;
+  /** Plain connections (secure false) must be upgraded with STARTTLS before anything is sent. */
+  requireTls: boolean;
   auth: { user: string; pass: string } | null;
   timeoutMs: number;
   fromAddress: string;
@@ -126,6 +140,7 @@ export function mailerConfigFromEnv(env: Record<string, string | undefined> = pr
 /** Connection settings when the mailer runs alone (all-in-one passes its own). */
 export const mailerInfraSchema = z.object({
   DATABASE_URL: envOptionalString(),
+  ...databaseLimitsEnv,
   REDIS_URL: envOptionalString(),
   LOG_LEVEL: envLogLevel(),
   /** Port for /metrics and /healthz when the mailer runs alone; unset = no listener. */

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { envBool, envInt, envLogLevel, envOptionalString, envString, loadConfig } from "@roost/config";
+import { databaseLimitsEnv, envBool, envInt, envLogLevel, envOptionalString, envString, loadConfig } from "@roost/config";
 
 /** Variables the maintenance worker reads (besides DATABASE_URL/REDIS_URL given by main). */
 export const maintenanceEnvSchema = z.object({
@@ -19,6 +19,7 @@ export function maintenanceConfigFromEnv(env: Record<string, string | undefined>
 /** Connection settings when the worker runs alone (all-in-one passes its own). */
 export const maintenanceInfraSchema = z.object({
   DATABASE_URL: envOptionalString(),
+  ...databaseLimitsEnv,
   REDIS_URL: envOptionalString(),
   LOG_LEVEL: envLogLevel(),
 });

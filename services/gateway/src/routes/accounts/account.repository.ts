@@ -1,10 +1,19 @@
-import type { DbHandle, PrismaClient, User } from "@roost/db";
+import { limitTransactionWaits, type DbHandle, type PrismaClient, type User } from "@roost/db";
 import type { Role } from "@roost/auth";
 import type { GlobalConfig } from "@roost/global-config";
 import { createDefaultSettings } from "../user-settings/user-settings.repository.js";
 
 /** Serialises registrations so "first user" is decided by exactly one transaction. */
 const REGISTRATION_LOCK = 7370_0001;
+
+/**
+ * Longest a registration waits for that lock, in ms; past it PostgreSQL ends
+ * the wait (lock_not_available) and the request answers 503. Each holder
+ * keeps it for a few milliseconds, so only a stuck holder or a flood gets near.
+ */
+export const REGISTRATION_LOCK_WAIT_MS = 8_000;
+/** Any one statement of a registration (the lock wait included), ms; above the lock wait so the two are told apart. */
+const REGISTRATION_STATEMENT_TIMEOUT_MS = REGISTRATION_LOCK_WAIT_MS + 1_000;
 
 export interface RegistrationPolicy {
   disablePublicRegistration: boolean;
@@ -27,6 +36,7 @@ export async function createAccount(
   input: { email: string; passwordHash: string; config: GlobalConfig; policy: RegistrationPolicy | null; role?: Role },
 ): Promise<CreateAccountResult> {
   return prisma.$transaction(async (tx) => {
+    await limitTransactionWaits(tx, REGISTRATION_STATEMENT_TIMEOUT_MS, REGISTRATION_LOCK_WAIT_MS);
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(${REGISTRATION_LOCK})`;
     const anyUser = await tx.user.findFirst({ select: { id: true } });
     const first = anyUser === null;
@@ -41,7 +51,10 @@ export async function createAccount(
     const user = await tx.user.create({ data: { email: input.email, passwordHash: input.passwordHash, role } });
     await createDefaultSettings(tx, user.id, input.config);
     return { kind: "created" as const, userId: user.id, role };
-  });
+    // Prisma's defaults (2 s to start, 5 s in all) expired transactions that were only waiting
+    // their turn for the lock: PostgreSQL's explicit limits above decide instead, and the pool's
+    // connect timeout (5 s) bounds the start.
+  }, { maxWait: 5_000, timeout: REGISTRATION_STATEMENT_TIMEOUT_MS + 5_000 });
 }
 
 export function findUserByEmail(db: DbHandle, email: string): Promise<User | null> {

@@ -1,10 +1,9 @@
 import { Router, type Request, type RequestHandler } from "express";
-import { normalizeEmail } from "@roost/auth";
 import type { GatewayDeps } from "../../gateway.deps.js";
 import { authOf } from "../../http/auth.middleware.js";
 import type { Guards } from "../../http/guards.js";
 import { badRequest } from "../../http/http-error.js";
-import { byIp, createRateLimiter, type RateLimitDeps } from "../../http/rate-limit.js";
+import { byIp, createRateLimiter, emailKey, type RateLimitDeps } from "../../http/rate-limit.js";
 import { zodMessage } from "../../http/validation.js";
 import { changePasswordSchema, credentialsSchema, deleteAccountSchema } from "./account.schema.js";
 import { createAccountService } from "./account.service.js";
@@ -15,12 +14,6 @@ function parse<T>(schema: { safeParse(v: unknown): { success: true; data: T } | 
   const result = schema.safeParse(req.body);
   if (!result.success) throw badRequest(zodMessage(result.error));
   return result.data;
-}
-
-/** The e-mail in a JSON body, normalised, as a rate-limit key; null when absent. */
-function bodyEmail(req: Request): string | null {
-  const email = (req.body as { email?: unknown } | undefined)?.email;
-  return typeof email === "string" && email.trim() !== "" ? normalizeEmail(email) : null;
 }
 
 /**
@@ -40,7 +33,7 @@ export function accountRouter(deps: GatewayDeps, { auth }: Guards): Router {
       scope: "login_failures_email",
       limit: c.RATE_LIMIT_LOGIN_FAILURES_PER_EMAIL,
       windowMs: 15 * MINUTE,
-      key: bodyEmail,
+      key: emailKey,
       failuresOnly: true,
     }),
     createRateLimiter(limits, {

@@ -141,6 +141,10 @@ export function createAccountService(deps: GatewayDeps): AccountService {
           disablePublicRegistration: deps.config.DISABLE_PUBLIC_REGISTRATION,
           enablePublicFirstAdminBootstrap: deps.config.ENABLE_PUBLIC_FIRST_ADMIN_BOOTSTRAP,
         },
+      }).catch((error: unknown) => {
+        if (!isLockTimeout(error)) throw error;
+        logger.warn("registration refused: waited too long for the registration lock");
+        throw new HttpError(503, "Too many registrations at once, try again shortly", {}, { "Retry-After": "2" });
       });
       if (result.kind === "duplicate") throw conflict("Email already registered");
       if (result.kind === "closed") throw forbidden("Registration is closed");

@@ -614,19 +614,19 @@ describe("POST /api/graphql limits", () => {
   });
 
   it("refuses an operation over GRAPHQL_MAX_COST", async () => {
-    // One dashboard with its country list costs 50 + 1 + 250 × 2 = 551; four exceed 2000, three do not.
-    const aliases = (n: number) => Array.from({ length: n }, (_, i) => `d${i}: dashboard { country_breakdown { country count } }`).join(" ");
+    // One page of six fields costs 20 + 1 + 100 × 6 = 621; four exceed 2000, three do not.
+    const aliases = (n: number) => Array.from({ length: n }, (_, i) => `p${i}: proxies(page: 1) { proxies { id ip port country alive estimated_type } }`).join(" ");
     const cheap = await gql(`query Cheap { ${aliases(3)} }`);
     expect(cheap.status).toBe(200);
-    expect((cheap.body as GraphqlBody).data).toMatchObject({ d0: { country_breakdown: [] } });
+    expect((cheap.body as GraphqlBody).data).toMatchObject({ p0: { proxies: [] } });
     const res = await gql(`query Costly { ${aliases(4)} }`);
     expect(res.status).toBe(400);
     const body = res.body as GraphqlBody;
     expect(body.data).toBeUndefined();
     expect(body.errors).toEqual([
       expect.objectContaining({
-        message: 'Operation "Costly" costs 2204; the limit is 2000',
-        extensions: { code: "GRAPHQL_VALIDATION_FAILED", limit: "cost", cost: 2204, maxCost: 2000 },
+        message: 'Operation "Costly" costs 2484; the limit is 2000',
+        extensions: { code: "GRAPHQL_VALIDATION_FAILED", limit: "cost", cost: 2484, maxCost: 2000 },
       }),
     ]);
   });

@@ -7,6 +7,7 @@ import {
 } from "@apollo/server/plugin/disabled";
 import { expressMiddleware } from "@as-integrations/express5";
 import { Router, type RequestHandler } from "express";
+import { databaseUnavailable, isDatabaseUnavailable } from "@roost/db";
 import { GraphQLError, type GraphQLFormattedError } from "graphql";
 import type { Logger } from "@roost/observability";
 import type { GatewayDeps } from "../../gateway.deps.js";
@@ -19,6 +20,7 @@ import { badRequest, HttpError } from "../../http/http-error.js";
 import { createGraphqlContext, type GraphqlContext } from "./graphql.context.js";
 import type { PageStatements } from "../../db-limits/page-statements.js";
 import { MAX_QUERY_FIELDS, MAX_QUERY_TOKENS, queryFieldsError, queryLimitsRule, type QueryLimits } from "./graphql.limits.js";
+import { oneDashboardRule } from "./graphql.dashboard-rule.js";
 import { noNulInStringsRule } from "./graphql.nul-rule.js";
 import { resolvers } from "./graphql.resolvers.js";
 import { typeDefs } from "./graphql.schema.js";
@@ -57,6 +59,10 @@ function formatError(logger: Logger): (formatted: GraphQLFormattedError, error: 
     }
     // A statement skipped because the client had gone: the answer reaches nobody, and nothing went wrong.
     if (original instanceof GraphQLError || original instanceof CallerGone || formatted.extensions?.code !== "INTERNAL_SERVER_ERROR") return formatted;
+    // A database that did not answer in time is the REST 503's SERVICE_UNAVAILABLE, not an internal error.
+    if (isDatabaseUnavailable(original)) {
+      return { message: databaseUnavailable.message, locations: formatted.locations, path: formatted.path, extensions: { code: "SERVICE_UNAVAILABLE" } };
+    }
     logger.error("graphql resolver error", { error: original, path: formatted.path });
     return { message: "Internal server error", locations: formatted.locations, path: formatted.path, extensions: { code: "INTERNAL_SERVER_ERROR" } };
   };
@@ -118,7 +124,7 @@ export function createGraphqlServer(deps: GatewayDeps): ApolloServer<GraphqlCont
     stopOnTerminationSignals: false,
     // The parser stops past MAX_QUERY_TOKENS, so no larger document reaches validation (graphql.limits.ts).
     parseOptions: { maxTokens: MAX_QUERY_TOKENS },
-    validationRules: [queryLimitsRule(limits), noNulInStringsRule],
+    validationRules: [queryLimitsRule(limits), noNulInStringsRule, oneDashboardRule],
     formatError: formatError(deps.logger),
     logger: {
       debug: (message: string) => deps.logger.debug("apollo", { message }),

@@ -48,6 +48,7 @@ describe("observability endpoints", () => {
         components: {
           database: { status: "up" },
           redis: { status: "up" },
+          redis_memory: { status: "up", details: { used_bytes: expect.any(Number), max_bytes: expect.any(Number) } },
           startup_queue_bootstrap: { status: "up", details: expect.any(Object) },
         },
       });
@@ -164,16 +165,23 @@ describe("observability endpoints", () => {
       }
     });
 
-    it("believes X-Forwarded-For only from TRUSTED_PROXY_CIDRS: without them a loopback socket is served", async () => {
+    it("without TRUSTED_PROXY_CIDRS a loopback socket is local only when it forwards nobody (same-host reverse proxy)", async () => {
       h = await startGatewayHarness({ NODE_ENV: "production" });
       for (const path of ENDPOINTS) {
-        const res = await h.http.get(path).set("X-Forwarded-For", PUBLIC_CLIENT);
-        expect([path, res.status === 403]).toEqual([path, false]);
+        for (const [header, value] of [["X-Forwarded-For", PUBLIC_CLIENT], ["Forwarded", `for=${PUBLIC_CLIENT}`]] as const) {
+          const forwarded = await h.http.get(path).set(header, value);
+          expect([path, header, forwarded.status, forwarded.body]).toEqual([path, header, 403, { error: expect.any(String) }]);
+        }
+        // The proxy's own health check (no forwarding header) is local.
+        const direct = await h.http.get(path);
+        expect([path, direct.status === 403]).toEqual([path, false]);
+        const withToken = await h.http.get(path).set("X-Forwarded-For", PUBLIC_CLIENT).set("X-Observability-Token", "x");
+        expect([path, withToken.status]).toEqual([path, 403]);
       }
       // The same over a real IPv4 socket (supertest's own server gives ::ffff:127.0.0.1).
       const address = await h.service.start();
-      const res = await request(`http://127.0.0.1:${address.port}`).get("/healthz").set("X-Forwarded-For", PUBLIC_CLIENT);
-      expect(res.status).toBe(200);
+      expect((await request(`http://127.0.0.1:${address.port}`).get("/healthz").set("X-Forwarded-For", PUBLIC_CLIENT)).status).toBe(403);
+      expect((await request(`http://127.0.0.1:${address.port}`).get("/healthz")).status).toBe(200);
     });
 
     it("serves everyone with ALLOW_PUBLIC_OBSERVABILITY_ENDPOINTS=true, and no empty token ever matches", async () => {

@@ -1,10 +1,9 @@
-import { createHash } from "node:crypto";
 import { Router, type Request, type RequestHandler } from "express";
 import type { z } from "zod";
 import { isValidEmail, normalizeEmail } from "@roost/auth";
 import type { GatewayDeps } from "../../gateway.deps.js";
 import { badRequest, unauthorized } from "../../http/http-error.js";
-import { byIp, createRateLimiter, type RateLimitDeps } from "../../http/rate-limit.js";
+import { byIp, createRateLimiter, emailKey, type RateLimitDeps } from "../../http/rate-limit.js";
 import { zodMessage } from "../../http/validation.js";
 import { forgotPasswordSchema, resetPasswordSchema } from "./password-recovery.schema.js";
 import {
@@ -22,17 +21,6 @@ function parse<S extends z.ZodType>(schema: S, req: Request): z.output<S> {
   return result.data;
 }
 
-/**
- * The normalised e-mail of a forgotPassword body as a rate-limit key, hashed
- * so Redis keys hold no addresses; null (limiter skipped, 400 follows) when
- * the body has none.
- */
-function forgotEmailKey(req: Request): string | null {
-  const email = (req.body as { email?: unknown } | undefined)?.email;
-  if (typeof email !== "string" || email.trim() === "") return null;
-  return createHash("sha256").update(normalizeEmail(email)).digest("hex").slice(0, 32);
-}
-
 /** POST /api/forgotPassword and POST /api/resetPassword (public). */
 export function passwordRecoveryRouter(deps: GatewayDeps): Router {
   const router = Router();
@@ -48,7 +36,7 @@ export function passwordRecoveryRouter(deps: GatewayDeps): Router {
       scope: "forgot_password_email",
       limit: 1,
       windowMs: c.RATE_LIMIT_FORGOT_PASSWORD_EMAIL_WINDOW_SECONDS * 1000,
-      key: forgotEmailKey,
+      key: emailKey,
     }),
   ];
 

@@ -43,7 +43,10 @@ export function createPasswordRecoveryService(deps: GatewayDeps): PasswordRecove
   function wakeMailer(outboxId: bigint): void {
     void deps.queues.mail
       .enqueue("wake", { outboxId: String(outboxId) })
-      .catch((error: unknown) => logger.warn("mailer wake-up not queued; the mailer's poll will pick the row up", { error }));
+      .catch((error: unknown) => {
+        deps.metrics.queueHandoffFailuresTotal.inc({ queue: "mail" });
+        logger.warn("mailer wake-up not queued; the mailer's poll will pick the row up", { error });
+      });
   }
 
   return {

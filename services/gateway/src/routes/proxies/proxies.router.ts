@@ -169,7 +169,8 @@ export function proxiesRouter(deps: GatewayDeps, { auth }: Guards, pages: PageSt
       // The connection is back in the pool: the next upload in line may go while this one answers.
       upload.slot?.release();
       // Redis and PostgreSQL at once: neither fails the request (each logs its failure).
-      await afterIngest({ pool: db.pool, checks: deps.queues.check, logger: log }, userId, outcome);
+      const onHandOffFailure = (): void => deps.metrics.queueHandoffFailuresTotal.inc({ queue: "check" });
+      await afterIngest({ pool: db.pool, checks: deps.queues.check, logger: log, onHandOffFailure }, userId, outcome);
       log.info("proxies uploaded", { userId, ...outcome.details, proxyCount: outcome.proxyCount, created: outcome.newProxyIds.length });
       res.json({ proxyCount: outcome.proxyCount, details: outcome.details });
     } catch (error) {
@@ -233,7 +234,7 @@ export function proxiesRouter(deps: GatewayDeps, { auth }: Guards, pages: PageSt
 
   router.delete("/proxies", auth, async (req, res) => {
     const filters = await asBadRequest(() => deleteFiltersOf(requestBody(req)));
-    const deleted = await deleteProxies(db.pool, authOf(req).userId, filters);
+    const deleted = await deleteProxies(db.pool, authOf(req).userId, filters, { longStatementTimeoutMs: deps.config.DATABASE_LONG_STATEMENT_TIMEOUT_MS });
     res.json(deleteMessage(deleted));
   });
 
@@ -263,7 +264,7 @@ export function proxiesRouter(deps: GatewayDeps, { auth }: Guards, pages: PageSt
           res.setHeader("Content-Type", "text/plain; charset=utf-8");
           res.setHeader("Cache-Control", "no-store");
         },
-      });
+      }, { longStatementTimeoutMs: deps.config.DATABASE_LONG_STATEMENT_TIMEOUT_MS });
     } catch (error) {
       if (!res.headersSent) throw error;
       log.error("export failed mid-stream", { userId, error });

@@ -1,0 +1,130 @@
+import type { Response } from "supertest";
+import { waitFor } from "@roost/testkit";
+import { startGatewayHarness, type GatewayHarness } from "../test-support/gateway.harness.js";
+import { startOwnedRedis, type OwnedRedis } from "../test-support/owned-redis.js";
+import { HIGH_LIMIT } from "../test-support/rate-limit-checks.js";
+import { bearer } from "../test-support/token-claims.js";
+
+/**
+ * Redis (a redis-server of this file's own) frozen with SIGSTOP and killed
+ * under a running gateway: login, list, export and settings answer within
+ * 15 s with JSON (served, since revocation fails open and limits count
+ * in-process, or 503 with Retry-After), a queue hand-off gives up after its
+ * deadline, and everything works again by itself once Redis is back.
+ */
+
+const ANSWER_WITHIN_MS = 15_000;
+
+let redis: OwnedRedis;
+let h: GatewayHarness;
+let token: string;
+let email: string;
+let password: string;
+
+beforeAll(async () => {
+  redis = await startOwnedRedis();
+  h = await startGatewayHarness({
+    REDIS_URL: redis.url,
+    RATE_LIMIT_LOGIN_PER_MINUTE: HIGH_LIMIT,
+    RATE_LIMIT_LOGIN_FAILURES_PER_EMAIL: HIGH_LIMIT,
+    RATE_LIMIT_LOGIN_FAILURES_PER_IP: HIGH_LIMIT,
+  });
+  await h.service.start();
+  ({ token, email, password } = await h.register());
+  const upload = await h.http.post("/api/addProxies").set(bearer(token)).attach("file", Buffer.from("1.2.3.4:8080\n5.6.7.8:3128\n"), "p.txt");
+  expect(upload.status).toBe(200);
+}, 60_000);
+afterAll(async () => {
+  redis?.resume();
+  await h?.close();
+  await redis?.close();
+}, 60_000);
+
+const session = {
+  login: () => h.http.post("/api/login").send({ email, password }),
+  wrongPassword: () => h.http.post("/api/login").send({ email, password: "Wrong-Password-1" }),
+  checkLogin: () => h.http.get("/api/checkLogin").set(bearer(token)),
+  list: () => h.http.get("/api/getProxyPage/1").set(bearer(token)),
+  export: () => h.http.post("/api/user/export").set(bearer(token)).send({ outputFormat: "json", proxyStatus: "all", filter: false }),
+  settings: () => h.http.get("/api/user/settings").set(bearer(token)),
+  saveSettings: () => h.http.post("/api/user/settings").set(bearer(token)).send({ retries: 2 }),
+  upload: () => h.http.post("/api/addProxies").set(bearer(token)).attach("file", Buffer.from(`11.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250) + 1}:8080\n`), "p.txt"),
+  readyz: () => h.http.get("/readyz"),
+};
+
+async function timed(send: () => PromiseLike<Response>): Promise<{ res: Response; elapsedMs: number }> {
+  const started = Date.now();
+  const res = await send();
+  return { res, elapsedMs: Date.now() - started };
+}
+
+/** Within the bound, JSON (errors always), and either its normal answer or 503 with Retry-After. */
+function expectAnswered(name: string, { res, elapsedMs }: { res: Response; elapsedMs: number }, normal: number): void {
+  expect([name, elapsedMs < ANSWER_WITHIN_MS]).toEqual([name, true]);
+  // An export is a file (text/plain); every other answer, and every error, is JSON.
+  if (name !== "export" || res.status >= 400) expect([name, res.headers["content-type"]]).toEqual([name, expect.stringMatching(/^application\/json/)]);
+  expect([name, [normal, 503].includes(res.status)]).toEqual([name, true]);
+  if (res.status === 503) expect([name, Number(res.headers["retry-after"]) >= 1]).toEqual([name, true]);
+  if (res.status >= 400) expect([name, res.body]).toEqual([name, { error: expect.any(String) }]);
+}
+
+const NORMAL: Record<keyof typeof session, number> = {
+  login: 200,
+  wrongPassword: 401,
+  checkLogin: 200,
+  list: 200,
+  export: 200,
+  settings: 200,
+  saveSettings: 200,
+  upload: 200,
+  readyz: 200,
+};
+
+async function underFault(): Promise<void> {
+  const results = await Promise.all(Object.entries(session).map(async ([name, send]) => [name, await timed(send)] as const));
+  for (const [name, result] of results) {
+    // /readyz reports Redis down: 503 not_ready, by design.
+    if (name === "readyz") {
+      expect(result.elapsedMs).toBeLessThan(ANSWER_WITHIN_MS);
+      expect(result.res.body.components.redis.status).toBe("down");
+      continue;
+    }
+    expectAnswered(name, result, NORMAL[name as keyof typeof session]);
+  }
+  // A queue hand-off gives up at its deadline instead of waiting for Redis.
+  const started = Date.now();
+  await expect(h.deps.queues.maintenance.queue.add("fault-probe", {})).rejects.toThrow();
+  expect(Date.now() - started).toBeLessThan(5_000);
+}
+
+async function expectRecovered(): Promise<void> {
+  await waitFor(async () => (await h.http.get("/readyz")).status === 200, { timeoutMs: 30_000, what: "readiness to return" });
+  for (const [name, send] of Object.entries(session)) expect([name, (await send()).status]).toEqual([name, NORMAL[name as keyof typeof session]]);
+  await waitFor(async () => (await h.deps.queues.maintenance.queue.add("fault-probe", {}).then(() => true, () => false)), {
+    timeoutMs: 15_000,
+    what: "queue hand-offs to work again",
+  });
+}
+
+describe("Redis faults", () => {
+  it("frozen (SIGSTOP): every request answers within 15 s; back by itself after SIGCONT", async () => {
+    await session.list().expect(200);
+    redis.pause();
+    try {
+      await underFault();
+    } finally {
+      redis.resume();
+    }
+    await expectRecovered();
+  }, 90_000);
+
+  it("killed and restarted (empty): every request answers within 15 s; back by itself", async () => {
+    await redis.stop();
+    try {
+      await underFault();
+    } finally {
+      await redis.start();
+    }
+    await expectRecovered();
+  }, 90_000);
+});
