@@ -45,6 +45,8 @@ export interface SideResult {
   /** Resident memory before the measured checks and its peak during them (sampled every 20 ms), bytes. */
   rssBefore: number;
   rssPeak: number;
+  /** Checks in flight, the mean of the same samples: below the concurrency when a side leaves slots idle. */
+  meanInFlight: number;
 }
 
 /** The same ordinary request headers on every side; the token makes an echo of them unmistakable. */
@@ -128,14 +130,17 @@ function roostProbeChecker(run: SideRun): Check {
 }
 
 /** `count` checks over the endpoint list in turn, `concurrency` at once; the number alive. */
-async function checkMany(check: Check, endpoints: readonly FarmEndpoint[], count: number, concurrency: number): Promise<number> {
+async function checkMany(check: Check, endpoints: readonly FarmEndpoint[], count: number, concurrency: number, inFlight: { now: number }): Promise<number> {
   let next = 0;
   let alive = 0;
   const worker = async (): Promise<void> => {
     while (next < count) {
       const index = next++;
       const endpoint = endpoints[index % endpoints.length];
-      if (endpoint && (await check(endpoint, index))) alive++;
+      inFlight.now++;
+      const ok = endpoint !== undefined && (await check(endpoint, index));
+      inFlight.now--;
+      if (ok) alive++;
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
@@ -145,6 +150,7 @@ async function checkMany(check: Check, endpoints: readonly FarmEndpoint[], count
 interface Prepared {
   /** Runs `count` checks (Roost: whole batches, so a multiple of its batch size or the list) and gives the number alive. */
   run(count: number): Promise<number>;
+  inFlight(): number;
   close(): Promise<void>;
 }
 
@@ -160,10 +166,11 @@ async function prepareRoost(run: SideRun): Promise<Prepared> {
   const db = createDatabase({ databaseUrl: run.databaseUrl, applicationName: "roost-bench-checker" });
   await ensureStatisticsPartitions(db.pool);
   let alive = 0;
+  const probes = new ProbeLimiter(run.concurrency, run.concurrency);
   const deps: CheckBatchDeps = {
     pool: db.pool,
     guard: new OutboundGuard({ allowPrivateNetworkTargets: true }),
-    probes: new ProbeLimiter(run.concurrency, run.concurrency),
+    probes,
     logger: createLogger({ silent: true }),
     settings: () => ({ intervalSeconds: 3600, standardHeaders: STANDARD_HEADERS, proxyHeaders: ["VIA", "X-FORWARDED-FOR", "FORWARDED", "X-REAL-IP", "CLIENT-IP", "X-PROXY-ID"], saveResponses: true }),
     ownAddresses: () => ["127.0.0.1"],
@@ -194,6 +201,7 @@ async function prepareRoost(run: SideRun): Promise<Prepared> {
       await Promise.all(Array.from({ length: batchesAtOnce }, worker));
       return alive;
     },
+    inFlight: () => probes.inFlight,
     close: () => db.close(),
   };
 }
@@ -216,7 +224,8 @@ function splitRepeats(ids: readonly number[]): number[][] {
 async function prepare(run: SideRun): Promise<Prepared> {
   if (run.side === "roost") return prepareRoost(run);
   const check = run.side === "raw" ? rawChecker(run) : run.side === "got" ? gotChecker(run) : roostProbeChecker(run);
-  return { run: (count) => checkMany(check, run.endpoints, count, run.concurrency), close: async () => undefined };
+  const inFlight = { now: 0 };
+  return { run: (count) => checkMany(check, run.endpoints, count, run.concurrency, inFlight), inFlight: () => inFlight.now, close: async () => undefined };
 }
 
 let prepared: { run: SideRun; side: Prepared } | null = null;
@@ -233,8 +242,12 @@ async function handle(request: SideRequest): Promise<SideMessage> {
   const checks = run.endpoints.length * run.passes;
   const rssBefore = process.memoryUsage.rss();
   let rssPeak = rssBefore;
+  let inFlightSum = 0;
+  let samples = 0;
   const sampler = setInterval(() => {
     rssPeak = Math.max(rssPeak, process.memoryUsage.rss());
+    inFlightSum += side.inFlight();
+    samples++;
   }, 20);
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
@@ -244,7 +257,7 @@ async function handle(request: SideRequest): Promise<SideMessage> {
   clearInterval(sampler);
   rssPeak = Math.max(rssPeak, process.memoryUsage.rss());
   await side.close();
-  return { kind: "done", result: { checks, alive, ms, cpuUs: cpu.user + cpu.system, rssBefore, rssPeak } };
+  return { kind: "done", result: { checks, alive, ms, cpuUs: cpu.user + cpu.system, rssBefore, rssPeak, meanInFlight: samples > 0 ? inFlightSum / samples : Number.NaN } };
 }
 
 process.on("disconnect", () => process.exit(0));
