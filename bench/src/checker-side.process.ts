@@ -256,11 +256,13 @@ async function handle(request: SideRequest): Promise<SideMessage> {
   const cpu = process.cpuUsage(cpuBefore);
   clearInterval(sampler);
   rssPeak = Math.max(rssPeak, process.memoryUsage.rss());
-  await side.close();
+  // The database pool stays open: its backends must still be there when the benchmark reads PostgreSQL's CPU.
   return { kind: "done", result: { checks, alive, ms, cpuUs: cpu.user + cpu.system, rssBefore, rssPeak, meanInFlight: samples > 0 ? inFlightSum / samples : Number.NaN } };
 }
 
-process.on("disconnect", () => process.exit(0));
+process.on("disconnect", () => {
+  void (prepared?.side.close() ?? Promise.resolve()).finally(() => process.exit(0));
+});
 process.on("message", (request: SideRequest) => {
   handle(request).then(
     (message) => process.send?.(message),

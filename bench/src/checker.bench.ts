@@ -54,6 +54,7 @@ const median = (values: readonly number[]): number => {
 };
 const load = (): string => os.loadavg().map((n) => n.toFixed(2)).join(" ");
 const kib = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KiB`;
+const signedKib = (bytes: number): string => `${bytes >= 0 ? "+" : ""}${kib(bytes)}`;
 
 interface Verdict {
   target: string;
@@ -345,7 +346,7 @@ async function redisMemory(config: CheckerBenchConfig, database: Database, verdi
         const { rows: due } = await database.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM proxies WHERE user_id = $1 AND next_check_at <= now()", [userId]);
         runs.push({ bytes: memory.bytes, used, waiting });
         out(
-          `  run ${run + 1}: ${waiting} batches waiting, ${memory.keys} keys under the prefix ${kib(memory.bytes)} (MEMORY USAGE), used_memory ${used >= 0 ? "+" : ""}${kib(used)} ` +
+          `  run ${run + 1}: ${waiting} batches waiting, ${memory.keys} keys under the prefix ${kib(memory.bytes)} (MEMORY USAGE), used_memory ${signedKib(used)} ` +
             `(INFO memory, the whole shared server); still due ${(due[0]?.n ?? 0).toLocaleString("en")}; the first tick (it claims the ${MAX_QUEUED_BATCHES} batches) ${(tickMs[0] ?? 0).toFixed(0)} ms`,
         );
       } finally {
@@ -360,7 +361,7 @@ async function redisMemory(config: CheckerBenchConfig, database: Database, verdi
   const bytes = median(runs.map((r) => r.bytes));
   const waiting = median(runs.map((r) => r.waiting));
   verdicts.push({ target: `queue at its bound (${MAX_QUEUED_BATCHES} batches) with ${config.dueProxies.toLocaleString("en")} due`, measured: `${waiting} batches`, pass: runs.every((r) => r.waiting === MAX_QUEUED_BATCHES) });
-  verdicts.push({ target: `check queue's Redis memory <= ${kib(TARGETS.queueMemoryBytes)}`, measured: `${kib(bytes)} (used_memory +${kib(median(runs.map((r) => r.used)))})`, pass: bytes <= TARGETS.queueMemoryBytes });
+  verdicts.push({ target: `check queue's Redis memory <= ${kib(TARGETS.queueMemoryBytes)}`, measured: `${kib(bytes)} (used_memory ${signedKib(median(runs.map((r) => r.used)))})`, pass: bytes <= TARGETS.queueMemoryBytes });
 }
 
 async function main(config: CheckerBenchConfig): Promise<number> {
