@@ -1,8 +1,6 @@
 /**
- * What the checker part of `npm run bench` reads from its command line and
- * environment: `--smoke` or BENCH_SMOKE=1 (a run of seconds that exercises
- * every side), BENCH_DATABASE_URL and BENCH_REDIS_URL as the inventory part
- * reads them (bench.config.ts).
+ * What the checker part of `npm run bench` reads: `--smoke` or BENCH_SMOKE=1 (seconds, every side),
+ * BENCH_DATABASE_URL and BENCH_REDIS_URL as the inventory part reads them (bench.config.ts).
  */
 export interface CheckerBenchConfig {
   smoke: boolean;

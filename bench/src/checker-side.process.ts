@@ -157,10 +157,8 @@ interface Prepared {
 const ROOST_BATCH_SIZE = 250;
 
 /**
- * Roost's checker path as the checker service runs it: check-batch jobs of
- * 250 of one user's ids through runCheckBatch (settings and judges read,
- * probes, set-based result writes), as many batches at once as the service's
- * worker takes for this concurrency, probes capped by a ProbeLimiter.
+ * Roost's checker path as the service runs it: batches of 250 of one user's ids through runCheckBatch
+ * (reads, probes, set-based writes), as many at once as its worker takes, probes capped by a ProbeLimiter.
  */
 async function prepareRoost(run: SideRun): Promise<Prepared> {
   const db = createDatabase({ databaseUrl: run.databaseUrl, applicationName: "roost-bench-checker" });

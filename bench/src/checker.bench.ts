@@ -17,10 +17,8 @@ import { cpuTimes, postgresCpuBetween, postgresCpuMs, stolenShare } from "./host
 import type { FarmEndpoint, FarmMessage, FarmRequest } from "./proxy-farm.process.js";
 
 /**
- * `npm run bench -- --part=checker`: Roost's checker beside a minimal
- * raw-socket checker and got + http-proxy-agent against one local fake-proxy
- * farm in the same run, the first-check delay of an upload end to end, and
- * Redis memory with 1M due proxies (docs/benchmarks.md, "Checker").
+ * `npm run bench -- --part=checker`: Roost's checker beside a raw-socket checker and got + http-proxy-agent
+ * on one fake-proxy farm, an upload's delay to every proxy checked, Redis with 1M due (docs/benchmarks.md).
  */
 
 const TARGETS = {

@@ -1,11 +1,9 @@
 import net from "node:net";
 
 /**
- * The checker bench's fake-proxy farm, in a child process of its own so its
- * CPU is counted apart from the checkers'. Every listener answers a GET (an
- * absolute-form one, as sent to an HTTP proxy, or an origin-form one, as sent
- * to a judge) with a judge's body that echoes the request headers. Loopback
- * only; it exits when the benchmark's IPC channel closes or its lifetime ends.
+ * The checker bench's fake-proxy farm, a process of its own so its CPU counts apart: every loopback listener
+ * answers a GET (absolute- or origin-form) with a judge body echoing the request headers. It exits when the
+ * benchmark's IPC channel closes or its lifetime ends.
  */
 export interface FarmEndpoint {
   host: string;
