@@ -1,21 +1,31 @@
 #!/usr/bin/env node
-// npm run bench [-- --smoke]: builds the benchmark (and what it imports) with
-// tsc, then runs it. It needs PostgreSQL and Redis on 127.0.0.1 (override with
-// BENCH_DATABASE_URL / BENCH_REDIS_URL); see docs/benchmarks.md.
+// npm run bench [-- --smoke] [-- --part=inventory|checker]: builds the benchmarks (and what they
+// import) with tsc, then runs each part, both by default. They need PostgreSQL and Redis on
+// 127.0.0.1 (override with BENCH_DATABASE_URL / BENCH_REDIS_URL); see docs/benchmarks.md.
 import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const tsc = path.join(root, "node_modules", ".bin", "tsc");
+const PARTS = { inventory: "inventory.bench.js", checker: "checker.bench.js" };
 
+const args = process.argv.slice(2);
+const part = args.find((arg) => arg.startsWith("--part="))?.slice("--part=".length) ?? "all";
+if (part !== "all" && !(part in PARTS)) {
+  process.stderr.write(`bench: --part must be all, ${Object.keys(PARTS).join(" or ")}; got "${part}"\n`);
+  process.exit(2);
+}
 const build = spawnSync(tsc, ["-b", path.join(root, "bench", "tsconfig.json")], { stdio: "inherit", cwd: root });
 if (build.status !== 0) {
   process.stderr.write("bench: build failed\n");
   process.exit(build.status ?? 1);
 }
-const run = spawnSync(process.execPath, [path.join(root, "bench", "dist", "inventory.bench.js"), ...process.argv.slice(2)], {
-  stdio: "inherit",
-  cwd: root,
-});
-process.exit(run.status ?? 1);
+const passed = args.filter((arg) => !arg.startsWith("--part="));
+let status = 0;
+for (const [name, entry] of Object.entries(PARTS)) {
+  if (part !== "all" && part !== name) continue;
+  const run = spawnSync(process.execPath, [path.join(root, "bench", "dist", entry), ...passed], { stdio: "inherit", cwd: root });
+  if (run.status !== 0) status = run.status ?? 1;
+}
+process.exit(status);
