@@ -2,7 +2,7 @@ import net from "node:net";
 import { randomBytes } from "node:crypto";
 import got from "got";
 import { HttpProxyAgent } from "http-proxy-agent";
-import { defaultJudgeMatcher, ensureStatisticsPartitions, JUDGE_BODY_LIMIT_BYTES, ProbeLimiter, runCheckBatch, type CheckBatchDeps } from "@roost/checking";
+import { batchesAtOnce, defaultJudgeMatcher, ensureStatisticsPartitions, JUDGE_BODY_LIMIT_BYTES, ProbeLimiter, runCheckBatch, type CheckBatchDeps } from "@roost/checking";
 import { createDatabase } from "@roost/db";
 import { OutboundGuard, requestThroughProxy } from "@roost/net";
 import { createLogger } from "@roost/observability";
@@ -161,7 +161,7 @@ const ROOST_BATCH_SIZE = 250;
  * (reads, probes, set-based writes), as many at once as its worker takes, probes capped by a ProbeLimiter.
  */
 async function prepareRoost(run: SideRun): Promise<Prepared> {
-  const db = createDatabase({ databaseUrl: run.databaseUrl, applicationName: "roost-bench-checker" });
+  const db = createDatabase({ databaseUrl: run.databaseUrl, applicationName: "roost-bench-checker", maxConnections: 16 });
   await ensureStatisticsPartitions(db.pool);
   let alive = 0;
   const probes = new ProbeLimiter(run.concurrency, run.concurrency);
@@ -177,8 +177,8 @@ async function prepareRoost(run: SideRun): Promise<Prepared> {
       if (result === "alive") alive++;
     },
   };
-  // services/checker: ceil(probes at once / batch size) + 1 batches at once.
-  const batchesAtOnce = Math.ceil(run.concurrency / ROOST_BATCH_SIZE) + 1;
+  // As many batches at once as services/checker runs.
+  const parallelBatches = batchesAtOnce(run.concurrency, ROOST_BATCH_SIZE);
   return {
     async run(count) {
       const batches: number[][] = [];
@@ -196,7 +196,7 @@ async function prepareRoost(run: SideRun): Promise<Prepared> {
           for (const unique of splitRepeats(ids)) await runCheckBatch(deps, run.userId, unique);
         }
       };
-      await Promise.all(Array.from({ length: batchesAtOnce }, worker));
+      await Promise.all(Array.from({ length: parallelBatches }, worker));
       return alive;
     },
     inFlight: () => probes.inFlight,

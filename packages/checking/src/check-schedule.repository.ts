@@ -36,7 +36,7 @@ export async function claimDueChecks(pool: Pick<pg.Pool, "query">, { users, batc
          FROM due_users du
          CROSS JOIN LATERAL (SELECT p.id FROM proxies p
                               WHERE p.user_id = du.user_id AND p.next_check_at <= now()
-                              ORDER BY p.next_check_at, p.id LIMIT $2
+                              ORDER BY p.next_check_at LIMIT $2
                               FOR UPDATE SKIP LOCKED) c
      ), moved AS (
        UPDATE proxies p SET next_check_at = now() + make_interval(secs => $3::float8 / 1000)

@@ -22,6 +22,15 @@ export interface CheckTickResult {
 export const DEFAULT_CHECK_BATCH_SIZE = 250;
 
 /**
+ * Batches one checker runs at once to keep `probesAtOnce` probes busy: a
+ * batch holds its place until its slowest probe ends and its results are
+ * written, so three batches' worth of probes wait behind each slot.
+ */
+export function batchesAtOnce(probesAtOnce: number, batchSize: number): number {
+  return Math.ceil(probesAtOnce / Math.max(1, batchSize)) * 3 + 1;
+}
+
+/**
  * One scheduler tick: while fewer than `maxQueuedBatches` check-batch jobs
  * wait, claims due proxies (one batch per user per round, claimDueChecks)
  * and enqueues a job per batch with an id that names the claim. Redis holds

@@ -6,7 +6,7 @@ export { writeCheckResults } from "./check-results.repository.js";
 export type { ProtocolCheck, ProxyVerdict, WriteOptions, WriteOutcome } from "./check-results.repository.js";
 export { claimDueChecks } from "./check-schedule.repository.js";
 export type { ClaimedBatch, ClaimOptions } from "./check-schedule.repository.js";
-export { DEFAULT_CHECK_BATCH_SIZE, runCheckTick } from "./check-scheduler.js";
+export { batchesAtOnce, DEFAULT_CHECK_BATCH_SIZE, runCheckTick } from "./check-scheduler.js";
 export type { CheckSchedulerOptions, CheckTickResult } from "./check-scheduler.js";
 export { defaultJudgeMatcher, JUDGE_BODY_LIMIT_BYTES, SAVED_BODY_LIMIT_BYTES } from "./judge-answer.js";
 export { OwnAddress } from "./own-address.js";

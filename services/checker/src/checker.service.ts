@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import {
+  batchesAtOnce,
   ensureStatisticsPartitions,
   JudgeHealth,
   OwnAddress,
@@ -98,7 +99,7 @@ export function createCheckerService(deps: CheckerDeps): CheckerService {
     },
   };
 
-  const workerConcurrency = (probesAtOnce: number): number => Math.ceil(Math.min(probesAtOnce, config.CHECKER_MAX_SOCKETS) / Math.max(1, config.CHECKER_BATCH_SIZE)) + 1;
+  const workerConcurrency = (probesAtOnce: number): number => batchesAtOnce(Math.min(probesAtOnce, config.CHECKER_MAX_SOCKETS), config.CHECKER_BATCH_SIZE);
   const refreshOwnAddress = (): void => {
     const current = globalConfig.current();
     void ownAddress.refresh(current.checker.ip_lookup, current.checker.judges.filter((j) => j.url.startsWith("http")).map((j) => j.url)).catch((error: unknown) =>

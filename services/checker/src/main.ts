@@ -17,7 +17,7 @@ runService({
   },
   start: async ({ config, logger, shutdown }) => {
     const metrics = createMetrics();
-    const db = createDatabase({ databaseUrl: config.databaseUrl, applicationName: "roost-checker", maxConnections: 8, ...databaseLimits(config) });
+    const db = createDatabase({ databaseUrl: config.databaseUrl, applicationName: "roost-checker", maxConnections: 16, ...databaseLimits(config) });
     shutdown.add("database", "postgres pool", () => db.close());
     const checker = createCheckerService({ config: config.checker, db, redisUrl: config.redisUrl, logger, metrics, buildVersion: loadBuildInfo().buildVersion });
     shutdown.add("workers", "checker", () => checker.stop());
