@@ -12,3 +12,7 @@ export type { TlsCertificateOptions, TlsMaterial } from "./listeners/tls-certifi
 export { endToEndHeaders } from "./listeners/http-proxy.js";
 export { RotatorListener } from "./rotator-listener.js";
 export type { RotatorListenerOptions, RotatorObserver } from "./rotator-listener.js";
+export { listLiveRotatorInstances, registerRotatorInstance, rotatorInstanceSchema, rotatorKeys, rotatorsChangedSchema, unregisterRotatorInstance } from "./rotator-instances.js";
+export type { RotatorInstance, RotatorsChanged } from "./rotator-instances.js";
+export { resolveInstanceIdentity, resolvePasswordKey } from "./kept-values.js";
+export type { InstanceIdentity } from "./kept-values.js";
