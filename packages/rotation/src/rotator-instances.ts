@@ -10,6 +10,8 @@ export const rotatorInstanceSchema = z.object({
   port_end: z.number().int(),
   /** The host clients dial: ROTATING_PROXY_PUBLIC_HOST, else the listen host. */
   listen_host: z.string(),
+  /** The interface its listeners bind (ROTATING_PROXY_LISTEN_HOST): decides whether a rotator without auth is an open proxy. */
+  bind_host: z.string().optional(),
 });
 export type RotatorInstance = z.infer<typeof rotatorInstanceSchema>;
 

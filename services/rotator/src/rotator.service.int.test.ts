@@ -81,7 +81,7 @@ describe("rotator service", () => {
     const keys = rotatorKeys(redis.prefix.slice(0, -1));
     const first = await start("inst-1");
     const instances = await listLiveRotatorInstances(publisher, redis.prefix.slice(0, -1));
-    expect(instances).toEqual([{ id: "inst-1", name: "test-host", region: "default", port_start: portStart, port_end: portStart + 9, listen_host: "127.0.0.1" }]);
+    expect(instances).toEqual([{ id: "inst-1", name: "test-host", region: "default", port_start: portStart, port_end: portStart + 9, listen_host: "127.0.0.1", bind_host: "127.0.0.1" }]);
 
     const userId = await newUser();
     const port = portStart + 3;

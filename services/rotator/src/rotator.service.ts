@@ -89,7 +89,7 @@ export function createRotatorService(deps: RotatorDeps): RotatorService {
     await registerRotatorInstance(
       commands,
       config.QUEUE_PREFIX,
-      { id: instance.id, name: instance.name, region: instance.region, port_start: range.start, port_end: range.end, listen_host: config.ROTATING_PROXY_PUBLIC_HOST ?? config.ROTATING_PROXY_LISTEN_HOST },
+      { id: instance.id, name: instance.name, region: instance.region, port_start: range.start, port_end: range.end, listen_host: config.ROTATING_PROXY_PUBLIC_HOST ?? config.ROTATING_PROXY_LISTEN_HOST, bind_host: config.ROTATING_PROXY_LISTEN_HOST },
       config.ROTATOR_HEARTBEAT_SECONDS * 3000,
     );
   };
