@@ -92,7 +92,7 @@ describePeers("rotator listeners with real clients and upstreams", () => {
     country,
   });
 
-  async function open(fields: Pick<RotatorDefinition, "protocol" | "listenProtocol"> & { auth?: boolean }, upstreams: Upstream[]): Promise<RotatorListener> {
+  async function open(fields: Pick<RotatorDefinition, "protocol" | "listenProtocol"> & { auth?: boolean; guard?: OutboundGuard }, upstreams: Upstream[]): Promise<RotatorListener> {
     const definition: RotatorDefinition = {
       id: nextId++,
       userId: 1,
@@ -108,7 +108,7 @@ describePeers("rotator listeners with real clients and upstreams", () => {
       uptimeFilterType: null,
       uptimePercentage: null,
     };
-    const listener = new RotatorListener({ definition, host: "127.0.0.1", guard, serverKey: SERVER_KEY, tls, upstreamTimeoutMs: 3000 });
+    const listener = new RotatorListener({ definition, host: "127.0.0.1", guard: fields.guard ?? guard, serverKey: SERVER_KEY, tls, upstreamTimeoutMs: 3000 });
     listener.pool.replace(upstreams);
     await listener.start();
     listeners.push(listener);
@@ -224,6 +224,15 @@ describePeers("rotator listeners with real clients and upstreams", () => {
       expect([plain.status, egressOf(plain), tunnel.status, egressOf(tunnel)]).toEqual([200, "127.0.0.2", 200, "127.0.0.2"]);
     }
     expect(listener.pool.isBenched(90)).toBe(true);
+  });
+
+  it("refuses private targets with the guard closed (403, SOCKS rule failure)", async () => {
+    const closed = new OutboundGuard({ allowPrivateNetworkTargets: false });
+    const http = await open({ protocol: "http", listenProtocol: "http", guard: closed }, [upstreamOf(tinyA, 1)]);
+    expect((await curl(["-x", proxyUrl("http", http), origin.httpUrl])).status).toBe(403);
+    expect((await curl(["-p", "-x", proxyUrl("http", http), origin.httpUrl])).exitCode).not.toBe(0);
+    const socks = await open({ protocol: "socks5", listenProtocol: "socks5", guard: closed }, [upstreamOf(microsocks, 4)]);
+    expect((await curl(["--socks5", `127.0.0.1:${socks.port}`, origin.httpUrl])).exitCode).toBe(97);
   });
 
   it("stop() closes the port and every open tunnel", async () => {

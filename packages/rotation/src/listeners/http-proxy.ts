@@ -201,6 +201,11 @@ export function attachHttpProxy(server: http.Server, deps: HttpProxyDeps): void 
       return answer(res, 400);
     }
     if (url.protocol !== "http:") return answer(res, 400);
+    try {
+      deps.guard.checkLiteral(url.hostname.replace(/^\[(.*)\]$/, "$1"));
+    } catch {
+      return answer(res, 403);
+    }
     deps.onRequest?.("request");
     res.on("error", () => res.destroy());
     if (deps.protocol === "http") forwardToHttpUpstream(deps, req, res, url, options);
