@@ -9,7 +9,6 @@ export { loadInstanceRotators, loadRotatorUpstreams } from "./rotator-repository
 export type { RotatorDefinition } from "./rotator-repository.js";
 export { loadTlsCertificate } from "./listeners/tls-certificate.js";
 export type { TlsCertificateOptions, TlsMaterial } from "./listeners/tls-certificate.js";
-export { endToEndHeaders } from "./listeners/http-proxy.js";
 export { RotatorListener } from "./rotator-listener.js";
 export type { RotatorListenerOptions, RotatorObserver } from "./rotator-listener.js";
 export { listLiveRotatorInstances, registerRotatorInstance, rotatorInstanceSchema, rotatorKeys, rotatorsChangedSchema, unregisterRotatorInstance } from "./rotator-instances.js";

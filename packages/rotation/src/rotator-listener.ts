@@ -1,13 +1,12 @@
-import http from "node:http";
-import https from "node:https";
 import net from "node:net";
-import type { Duplex } from "node:stream";
+import tls from "node:tls";
 
 import type { OutboundGuard } from "@roost/net";
 
-import { attachHttpProxy } from "./listeners/http-proxy.js";
+import { handleHttpClient } from "./listeners/http-wire.js";
 import { handleSocksClient } from "./listeners/socks-proxy.js";
 import type { TlsMaterial } from "./listeners/tls-certificate.js";
+import { UpstreamConnections } from "./listeners/upstream-connections.js";
 import type { RotatorDefinition } from "./rotator-repository.js";
 import { UpstreamConnector } from "./upstream-connector.js";
 import { UpstreamPool } from "./upstream-pool.js";
@@ -41,12 +40,24 @@ export interface RotatorListenerOptions {
  */
 export class RotatorListener {
   readonly pool: UpstreamPool;
-  private readonly sockets = new Set<Duplex>();
-  private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64, scheduling: "lifo" });
+  private readonly sockets = new Set<net.Socket>();
+  private readonly connections: UpstreamConnections;
   private server: net.Server | undefined;
 
   constructor(private readonly options: RotatorListenerOptions) {
     this.pool = options.pool ?? new UpstreamPool();
+    this.connections = new UpstreamConnections({ track: (socket) => this.track(socket) });
+  }
+
+  private track(socket: net.Socket): void {
+    if (this.sockets.has(socket)) return;
+    const id = this.options.definition.id;
+    this.sockets.add(socket);
+    this.options.observer?.connectionOpened(id);
+    socket.once("close", () => {
+      this.sockets.delete(socket);
+      this.options.observer?.connectionClosed(id);
+    });
   }
 
   get definition(): RotatorDefinition {
@@ -74,35 +85,29 @@ export class RotatorListener {
       ...(this.options.maxAttempts !== undefined ? { maxAttempts: this.options.maxAttempts } : {}),
       onUpstreamFailure: (reason) => observer?.upstreamFailure(id, reason),
     });
-    const track = (socket: Duplex): void => {
-      if (this.sockets.has(socket)) return;
-      this.sockets.add(socket);
-      observer?.connectionOpened(id);
-      socket.once("close", () => {
-        this.sockets.delete(socket);
-        observer?.connectionClosed(id);
-      });
-    };
+    const track = (socket: net.Socket): void => this.track(socket);
     const onRequest = (kind: "request" | "tunnel"): void => observer?.request(id, kind);
     let server: net.Server;
     if (definition.listenProtocol === "http" || definition.listenProtocol === "https") {
-      const httpServer = definition.listenProtocol === "https" ? https.createServer(this.tlsMaterial()) : http.createServer();
-      // Tunnels and kept-alive clients live as long as they are used.
-      httpServer.requestTimeout = 0;
-      httpServer.keepAliveTimeout = 30_000;
-      attachHttpProxy(httpServer, {
+      const wire = {
         auth,
         protocol: definition.protocol,
         pool: this.pool,
         connector,
         guard: this.options.guard,
-        agent: this.agent,
-        ...(this.options.maxAttempts !== undefined ? { maxAttempts: this.options.maxAttempts } : {}),
+        connections: this.connections,
+        upstreamTimeoutMs: this.options.upstreamTimeoutMs ?? 10_000,
+        maxAttempts: this.options.maxAttempts ?? 3,
         track,
         onRequest,
-        onUpstreamFailure: (reason) => observer?.upstreamFailure(id, reason),
-      });
-      server = httpServer;
+        onUpstreamFailure: (reason: string) => observer?.upstreamFailure(id, reason),
+      };
+      server =
+        definition.listenProtocol === "https"
+          ? tls.createServer({ ...this.tlsMaterial(), handshakeTimeout: 10_000 }, (socket) => handleHttpClient(wire, socket))
+          : net.createServer({ noDelay: true }, (socket) => handleHttpClient(wire, socket));
+      // A TLS handshake that fails never reaches the handler; its raw socket is still tracked for stop().
+      if (definition.listenProtocol === "https") server.on("connection", track);
     } else {
       const version = definition.listenProtocol === "socks5" ? 5 : 4;
       server = net.createServer({ noDelay: true }, (socket) => handleSocksClient({ version, auth, connector, track, onRequest }, socket));
@@ -123,7 +128,7 @@ export class RotatorListener {
     this.server = undefined;
     const closed = server ? new Promise<void>((resolve) => server.close(() => resolve())) : Promise.resolve();
     for (const socket of this.sockets) socket.destroy();
-    this.agent.destroy();
+    this.connections.destroyAll();
     await closed;
   }
 
