@@ -76,7 +76,7 @@ export function responseFraming(head: HttpHead, requestMethod: string): BodyFram
 }
 
 /** Finds where a chunked body ends, chunk by chunk, without decoding it. */
-class ChunkedScanner {
+export class ChunkedScanner {
   private state: "size" | "data" | "data-crlf" | "trailer" = "size";
   private line = "";
   private remaining = 0;

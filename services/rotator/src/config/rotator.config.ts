@@ -34,6 +34,11 @@ export const rotatorEnvSchema = z.object({
   ROTATOR_UPSTREAM_TIMEOUT_MS: envInt(10_000, 100, 120_000),
   /** Upstreams tried for one request or tunnel before the client gets 502 or a SOCKS failure. */
   ROTATOR_MAX_UPSTREAM_ATTEMPTS: envInt(3, 1, 10),
+}).superRefine((env, ctx) => {
+  const start = env.ROTATING_PROXY_PORT_START;
+  const end = env.ROTATING_PROXY_PORT_END;
+  if ((start === undefined) !== (end === undefined)) ctx.addIssue({ code: "custom", path: [start === undefined ? "ROTATING_PROXY_PORT_START" : "ROTATING_PROXY_PORT_END"], message: "set both ends of the range, or neither" });
+  else if (start !== undefined && end !== undefined && start > end) ctx.addIssue({ code: "custom", path: ["ROTATING_PROXY_PORT_END"], message: "must not be below ROTATING_PROXY_PORT_START" });
 });
 
 export type RotatorConfig = z.output<typeof rotatorEnvSchema>;
