@@ -16,6 +16,8 @@ export interface RotatorObserver {
   upstreamFailure(rotatorId: number, reason: string): void;
   connectionOpened(rotatorId: number): void;
   connectionClosed(rotatorId: number): void;
+  /** A client connection closed: bytes it sent (`in`) and received (`out`), TLS included. */
+  clientBytes(rotatorId: number, bytesIn: number, bytesOut: number): void;
 }
 
 export interface RotatorListenerOptions {
@@ -112,6 +114,7 @@ export class RotatorListener {
       const version = definition.listenProtocol === "socks5" ? 5 : 4;
       server = net.createServer({ noDelay: true }, (socket) => handleSocksClient({ version, auth, connector, track, onRequest }, socket));
     }
+    server.on("connection", (socket: net.Socket) => socket.once("close", () => observer?.clientBytes(id, socket.bytesRead, socket.bytesWritten)));
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
       server.listen({ host: this.options.host, port: definition.listenPort, exclusive: true }, () => {

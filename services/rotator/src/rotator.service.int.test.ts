@@ -31,6 +31,7 @@ describe("rotator service", () => {
   let dataDir: string;
   let portStart: number;
   const services: RotatorService[] = [];
+  const metrics = createMetrics({ defaultMetrics: false });
 
   const start = async (instanceId: string): Promise<RotatorService> => {
     const service = createRotatorService({
@@ -45,7 +46,7 @@ describe("rotator service", () => {
       db,
       redisUrl: redis.url,
       logger: createLogger({ silent: true }),
-      metrics: createMetrics({ defaultMetrics: false }),
+      metrics,
       instance: { id: instanceId, name: "test-host", region: "default" },
       passwordKey: PASSWORD_KEY,
     });
@@ -103,6 +104,11 @@ describe("rotator service", () => {
     await publisher.publish(keys.checkedChannel, JSON.stringify({ userId, proxyIds: [1], removedIds: [] }));
     await waitFor(() => first.listeners.get(rotatorId)?.pool.size === 1, { what: "pool refreshed" });
     expect((await curlStatus(["-x", proxyUrl, origin.httpUrl])).body).toMatch(/REMOTE_ADDR = 127\.0\.0\.2/);
+
+    const text = await metrics.registry.metrics();
+    expect(text).toMatch(new RegExp(`^svc_rotating_proxy_requests_total\\{rotator="${rotatorId}",kind="request"\\} 2$`, "m"));
+    expect(text).toMatch(new RegExp(`^svc_rotating_proxy_pool_size\\{rotator="${rotatorId}"\\} 1$`, "m"));
+    await waitFor(async () => /^svc_rotating_proxy_bytes_total\{rotator="\d+",direction="out"\} [1-9]/m.test(await metrics.registry.metrics()), { what: "bytes counted" });
 
     await first.stop();
     const second = await start("inst-1");

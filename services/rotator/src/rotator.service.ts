@@ -72,12 +72,17 @@ export function createRotatorService(deps: RotatorDeps): RotatorService {
   const requests = deps.metrics.counter("svc_rotating_proxy_requests_total", "Requests (plain HTTP) and tunnels (CONNECT, SOCKS) through rotators, by rotator id", ["rotator", "kind"]);
   const errors = deps.metrics.counter("svc_rotating_proxy_errors_total", "Failed upstream attempts (each one tried again on the next upstream), by reason", ["reason"]);
   const connections = deps.metrics.gauge("svc_rotating_proxy_active_connections", "Open client and upstream sockets, by rotator id", ["rotator"]);
+  const bytes = deps.metrics.counter("svc_rotating_proxy_bytes_total", "Bytes from clients (in) and to clients (out) through rotators, counted when the client connection closes, by rotator id", ["rotator", "direction"]);
   const poolSize = deps.metrics.gauge("svc_rotating_proxy_pool_size", "Upstreams in a rotator's pool after its filters, by rotator id", ["rotator"]);
   const observer: RotatorObserver = {
     request: (id, kind) => requests.inc({ rotator: String(id), kind }),
     upstreamFailure: (_id, reason) => errors.inc({ reason }),
     connectionOpened: (id) => connections.inc({ rotator: String(id) }),
     connectionClosed: (id) => connections.dec({ rotator: String(id) }),
+    clientBytes: (id, bytesIn, bytesOut) => {
+      bytes.inc({ rotator: String(id), direction: "in" }, bytesIn);
+      bytes.inc({ rotator: String(id), direction: "out" }, bytesOut);
+    },
   };
 
   const portRange = () => {
