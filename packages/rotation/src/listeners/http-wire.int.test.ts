@@ -21,10 +21,15 @@ describe("http listener wire handling", () => {
   let upstreamPort: number;
   let upstreamConnections = 0;
   const seen: Seen[] = [];
+  const slowSockets: net.Socket[] = [];
   let listener: RotatorListener;
 
   beforeAll(async () => {
     upstream = http.createServer((req, res) => {
+      if (req.url?.endsWith("/slow")) {
+        slowSockets.push(req.socket);
+        return;
+      }
       let body = "";
       req.setEncoding("latin1");
       req.on("data", (chunk: string) => (body += chunk));
@@ -125,6 +130,25 @@ describe("http listener wire handling", () => {
     const text = await exchange(next, `GET http://origin.test/close HTTP/1.1\r\nHost: origin.test\r\n\r\n`, (t) => t.endsWith("closing"));
     expect(text).toMatch(/^HTTP\/1\.1 200/);
     next.destroy();
+  });
+
+  it("closes the upstream connection of a client that leaves before the answer", async () => {
+    const socket = await connect();
+    socket.write("GET http://origin.test/slow HTTP/1.1\r\nHost: origin.test\r\n\r\n");
+    const upstreamSide = await waitFor(() => slowSockets[0], { what: "the request upstream" });
+    let closed = false;
+    upstreamSide.once("close", () => (closed = true));
+    socket.destroy();
+    await waitFor(() => closed, { what: "the upstream connection closed" });
+  });
+
+  it("sends a request with a body on a fresh upstream connection", async () => {
+    const socket = await connect();
+    await exchange(socket, `GET ${target} HTTP/1.1\r\nHost: origin.test\r\n\r\n`, (t) => t.endsWith("echo:GET:"));
+    const before = upstreamConnections;
+    await exchange(socket, `POST ${target} HTTP/1.1\r\nHost: origin.test\r\nContent-Length: 2\r\n\r\nhi`, (t) => t.endsWith("echo:POST:hi"));
+    expect(upstreamConnections - before).toBe(1);
+    socket.destroy();
   });
 
   it("refuses malformed requests: origin-form, smuggling framing, oversized heads", async () => {

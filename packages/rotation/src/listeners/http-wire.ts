@@ -136,13 +136,17 @@ export function handleHttpClient(deps: HttpWireDeps, client: net.Socket): void {
       const head = serializeHead(`${method} ${url.href} HTTP/1.1`, auth ? [...headers, ["Proxy-Authorization", auth]] : headers);
       let connection: UpstreamConnection | undefined;
       let bodySent = false;
+      // A client that goes away takes its in-flight upstream connection with it.
+      const onClientClose = (): void => void connection?.socket.destroy();
+      client.once("close", onClientClose);
       try {
         deps.guard.checkLiteral(upstream.ip);
         let response: HttpHead | null = null;
         // A reused connection the upstream closed meanwhile answers nothing: one fresh connection is tried.
         for (let fresh = false; response === null; fresh = true) {
-          const acquired = await deps.connections.acquire(upstream.ip, upstream.port, deps.upstreamTimeoutMs);
+          const acquired = await deps.connections.acquire(upstream.ip, upstream.port, deps.upstreamTimeoutMs, !replayable);
           connection = acquired.connection;
+          if (client.destroyed) throw new Error("client closed");
           await writeAll(connection.socket, head);
           if (!replayable) {
             bodySent = true;
@@ -172,6 +176,8 @@ export function handleHttpClient(deps: HttpWireDeps, client: net.Socket): void {
           await respond(client, 502, false);
           return false;
         }
+      } finally {
+        client.off("close", onClientClose);
       }
     }
   };

@@ -30,9 +30,12 @@ export class UpstreamConnections {
     this.idleMs = options.idleMs ?? 30_000;
   }
 
-  /** An idle connection when one is left, else a new one within `timeoutMs`. */
-  async acquire(ip: string, port: number, timeoutMs: number): Promise<{ connection: UpstreamConnection; reused: boolean }> {
-    const list = this.idle.get(`${ip}:${port}`);
+  /**
+   * An idle connection when one is left, else a new one within `timeoutMs`.
+   * `fresh` skips idle ones: a request with a body cannot be sent again if a kept connection was closed meanwhile.
+   */
+  async acquire(ip: string, port: number, timeoutMs: number, fresh = false): Promise<{ connection: UpstreamConnection; reused: boolean }> {
+    const list = fresh ? undefined : this.idle.get(`${ip}:${port}`);
     for (let kept = list?.pop(); kept; kept = list?.pop()) {
       kept.socket.off("close", kept.onClose);
       kept.socket.setTimeout(0);
