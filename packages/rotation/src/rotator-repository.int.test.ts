@@ -1,7 +1,7 @@
 import { createTestDatabase, type TestDatabase } from "@roost/testkit";
 import pg from "pg";
 
-import { loadInstanceRotators, loadRotatorUpstreams } from "./rotator-repository.js";
+import { countRotatorUpstreams, loadInstanceRotators, loadRotatorUpstreams, rotatorUpstreamAt } from "./rotator-repository.js";
 
 describe("rotator repository", () => {
   let database: TestDatabase;
@@ -83,6 +83,11 @@ describe("rotator repository", () => {
     expect(ids(socks)).toEqual([socksOnly]);
     expect(ids(https)).toEqual([httpPoor]);
     expect(pools.get(all)?.[0]).toEqual({ proxyId: httpGood, ip: "198.51.100.1", port: 1001, username: "u", password: "p", country: "DE" });
+
+    const counts = await countRotatorUpstreams(pool, [all, goodOnly, atLeast50, atMost25, socks, https]);
+    expect([...counts.entries()]).toEqual([all, goodOnly, atLeast50, atMost25, socks, https].map((id) => [id, ids(id)?.length]));
+    expect((await rotatorUpstreamAt(pool, all, 1))?.proxyId).toBe(httpPoor);
+    expect(await rotatorUpstreamAt(pool, all, 2)).toBeUndefined();
 
     const definitions = await loadInstanceRotators(pool, "inst-a");
     expect(definitions.map((d) => d.name)).toEqual(["all", "good", "min", "max", "socks", "https"]);

@@ -82,16 +82,8 @@ interface UpstreamRow {
 // The rotator protocol's bit in proxies.alive_protocols (protocolBit in SQL).
 const PROTOCOL_BIT_SQL = `(1 << (array_position(ARRAY[${PROXY_PROTOCOLS.map((p) => `'${p}'`).join(",")}]::text[], r.protocol) - 1))`;
 
-/**
- * The pool of each given rotator: the owner's proxies alive on the rotator's
- * protocol, with a listed reputation label (any when none is listed) and
- * within the uptime filter (popcount of the protocol's history / its length).
- */
-export async function loadRotatorUpstreams(pool: pg.Pool, rotatorIds: readonly number[]): Promise<Map<number, Upstream[]>> {
-  const pools = new Map<number, Upstream[]>(rotatorIds.map((id) => [id, []]));
-  if (rotatorIds.length === 0) return pools;
-  const { rows } = await pool.query<UpstreamRow>(
-    `SELECT r.id AS rotator_id, p.id, p.ip, p.port, p.username, p.password, p.country
+// The pool's predicate, shared by the loaders and the counters so they cannot disagree.
+const POOL_FROM_WHERE = `
        FROM rotating_proxies r
        JOIN proxies p ON p.user_id = r.user_id AND p.alive AND (p.alive_protocols & ${PROTOCOL_BIT_SQL}) <> 0
        LEFT JOIN proxy_protocol_status s ON s.proxy_id = p.id AND s.protocol = r.protocol
@@ -103,12 +95,34 @@ export async function loadRotatorUpstreams(pool: pg.Pool, rotatorIds: readonly n
         AND (cardinality(r.reputation_labels) = 0 OR p.reputation_label = ANY(r.reputation_labels))
         AND (r.uptime_filter_type IS NULL OR r.uptime_percentage IS NULL
              OR (r.uptime_filter_type = 'min' AND uptime.percent >= r.uptime_percentage)
-             OR (r.uptime_filter_type = 'max' AND uptime.percent <= r.uptime_percentage))
-      ORDER BY r.id, p.id`,
-    [rotatorIds],
-  );
-  for (const row of rows) {
-    pools.get(row.rotator_id)?.push({ proxyId: row.id, ip: row.ip, port: row.port, username: row.username, password: row.password, country: row.country });
-  }
+             OR (r.uptime_filter_type = 'max' AND uptime.percent <= r.uptime_percentage))`;
+
+const toUpstream = (row: UpstreamRow): Upstream => ({ proxyId: row.id, ip: row.ip, port: row.port, username: row.username, password: row.password, country: row.country });
+
+/**
+ * The pool of each given rotator: the owner's proxies alive on the rotator's
+ * protocol, with a listed reputation label (any when none is listed) and
+ * within the uptime filter (popcount of the protocol's history / its length).
+ */
+export async function loadRotatorUpstreams(pool: pg.Pool, rotatorIds: readonly number[]): Promise<Map<number, Upstream[]>> {
+  const pools = new Map<number, Upstream[]>(rotatorIds.map((id) => [id, []]));
+  if (rotatorIds.length === 0) return pools;
+  const { rows } = await pool.query<UpstreamRow>(`SELECT r.id AS rotator_id, p.id, p.ip, p.port, p.username, p.password, p.country ${POOL_FROM_WHERE} ORDER BY r.id, p.id`, [rotatorIds]);
+  for (const row of rows) pools.get(row.rotator_id)?.push(toUpstream(row));
   return pools;
+}
+
+/** Pool sizes of the given rotators, counted in the database (the list's `alive_proxy_count`). */
+export async function countRotatorUpstreams(pool: pg.Pool, rotatorIds: readonly number[]): Promise<Map<number, number>> {
+  const counts = new Map<number, number>(rotatorIds.map((id) => [id, 0]));
+  if (rotatorIds.length === 0) return counts;
+  const { rows } = await pool.query<{ rotator_id: number; n: number }>(`SELECT r.id AS rotator_id, count(*)::int AS n ${POOL_FROM_WHERE} GROUP BY r.id`, [rotatorIds]);
+  for (const row of rows) counts.set(row.rotator_id, row.n);
+  return counts;
+}
+
+/** The pool member at `index` (proxy id order) of one rotator, without reading the whole pool. */
+export async function rotatorUpstreamAt(pool: pg.Pool, rotatorId: number, index: number): Promise<Upstream | undefined> {
+  const { rows } = await pool.query<UpstreamRow>(`SELECT r.id AS rotator_id, p.id, p.ip, p.port, p.username, p.password, p.country ${POOL_FROM_WHERE} ORDER BY p.id OFFSET $2 LIMIT 1`, [[rotatorId], index]);
+  return rows[0] ? toUpstream(rows[0]) : undefined;
 }

@@ -1,6 +1,6 @@
 import { isIP } from "node:net";
 
-import { hashRotatorPassword, listLiveRotatorInstances, loadRotatorUpstreams, rotatorKeys, type RotatorInstance } from "@roost/rotation";
+import { countRotatorUpstreams, hashRotatorPassword, listLiveRotatorInstances, rotatorKeys, rotatorUpstreamAt, type RotatorInstance } from "@roost/rotation";
 
 import type { GatewayDeps } from "../../gateway.deps.js";
 import { badRequest, conflict, notFound, unavailable } from "../../http/http-error.js";
@@ -56,8 +56,8 @@ export function createRotatingProxiesService(deps: Deps) {
     await deps.redis.publish(keys.changedChannel, JSON.stringify({ userId, ...(instanceId ? { instanceId } : {}) })).catch((error: unknown) => logger.warn("rotator change not published", { error }));
   };
   const views = async (userId: number, rows: RotatorRow[]): Promise<RotatorView[]> => {
-    const [instances, pools] = await Promise.all([liveInstances(), loadRotatorUpstreams(pool, rows.map((row) => row.id))]);
-    return rows.map((row) => toView(row, instances.get(row.instance_id), pools.get(row.id)?.length ?? 0));
+    const [instances, counts] = await Promise.all([liveInstances(), countRotatorUpstreams(pool, rows.map((row) => row.id))]);
+    return rows.map((row) => toView(row, instances.get(row.instance_id), counts.get(row.id) ?? 0));
   };
   const nextCursor = (rotatorId: number): string => `${prefix}:rotator-next:${rotatorId}`;
 
@@ -119,10 +119,11 @@ export function createRotatingProxiesService(deps: Deps) {
     async next(userId: number, id: number): Promise<NextUpstreamView> {
       const rotator = await findRotator(pool, userId, id);
       if (!rotator) throw notFound("Rotating proxy not found");
-      const upstreams = (await loadRotatorUpstreams(pool, [id])).get(id) ?? [];
-      if (upstreams.length === 0) throw conflict("No alive proxies for this rotating proxy");
+      const size = (await countRotatorUpstreams(pool, [id])).get(id) ?? 0;
+      if (size === 0) throw conflict("No alive proxies for this rotating proxy");
       const turn = await deps.redis.incr(nextCursor(id));
-      const upstream = upstreams[(turn - 1) % upstreams.length];
+      // The pool can shrink between the two reads: an index past its end is the empty answer.
+      const upstream = await rotatorUpstreamAt(pool, id, (turn - 1) % size);
       if (!upstream) throw conflict("No alive proxies for this rotating proxy");
       return {
         proxy_id: upstream.proxyId,
