@@ -207,6 +207,26 @@ describePeers("rotator listeners with real clients and upstreams", () => {
     expect(numeric.status).toBe(200);
   });
 
+  it("socks4 listener with auth takes `<username>:<password>` as the user id", async () => {
+    const listener = await open({ protocol: "http", listenProtocol: "socks4", auth: true }, [upstreamOf(tinyA, 1)]);
+    const reply = async (userId: string): Promise<number | undefined> => {
+      const socket = net.connect({ host: "127.0.0.1", port: listener.port });
+      const answer: Buffer[] = [];
+      socket.on("data", (chunk: Buffer) => answer.push(chunk));
+      socket.on("error", () => undefined);
+      const port = Buffer.alloc(2);
+      port.writeUInt16BE(origin.httpPort);
+      // SOCKS4a: CONNECT, port, 0.0.0.1, user id NUL, host NUL.
+      socket.write(Buffer.concat([Buffer.from([4, 1]), port, Buffer.from([0, 0, 0, 1]), Buffer.from(`${userId}\0${origin.host}\0`, "latin1")]));
+      await waitFor(() => Buffer.concat(answer).length >= 8, { what: "a SOCKS4 reply" });
+      socket.destroy();
+      return Buffer.concat(answer)[1];
+    };
+    expect(await reply(`${CLIENT.username}-session-a:${CLIENT.password}`)).toBe(0x5a);
+    expect(await reply(`${CLIENT.username}:wrong`)).toBe(0x5b);
+    expect(await reply(CLIENT.username)).toBe(0x5b);
+  });
+
   it("fails over to the next upstream when one is down or killed", async () => {
     const victim = await startTinyproxy({ egressAddress: "127.0.0.7" });
     peers.push(victim);
