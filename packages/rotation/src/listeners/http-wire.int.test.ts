@@ -22,12 +22,27 @@ describe("http listener wire handling", () => {
   let upstreamConnections = 0;
   const seen: Seen[] = [];
   const slowSockets: net.Socket[] = [];
+  const BIG_BYTES = 256 * 1024 * 1024;
+  let bigSent = 0;
   let listener: RotatorListener;
 
   beforeAll(async () => {
     upstream = http.createServer((req, res) => {
       if (req.url?.endsWith("/slow")) {
         slowSockets.push(req.socket);
+        return;
+      }
+      if (req.url?.endsWith("/big")) {
+        res.writeHead(200, { "content-length": String(BIG_BYTES) });
+        const block = Buffer.alloc(64 * 1024, 120);
+        const pump = (): void => {
+          while (bigSent < BIG_BYTES) {
+            bigSent += block.length;
+            if (!res.write(block)) return void res.once("drain", pump);
+          }
+          res.end();
+        };
+        pump();
         return;
       }
       let body = "";
@@ -150,6 +165,29 @@ describe("http listener wire handling", () => {
     expect(upstreamConnections - before).toBe(1);
     socket.destroy();
   });
+
+  it("holds the upstream back while the client does not read (backpressure), then delivers every byte", async () => {
+    const socket = await connect();
+    let received = 0;
+    socket.pause();
+    socket.write("GET http://origin.test/big HTTP/1.1\r\nHost: origin.test\r\n\r\n");
+    // The upstream stops when the buffers between it and the paused client are full: its count holds still.
+    let last = -1;
+    let still = 0;
+    await waitFor(
+      () => {
+        still = bigSent > 0 && bigSent === last ? still + 1 : 0;
+        last = bigSent;
+        return still >= 5;
+      },
+      { intervalMs: 100, what: "the upstream to stall" },
+    );
+    expect(bigSent).toBeLessThan(64 * 1024 * 1024);
+    socket.on("data", (chunk: Buffer) => (received += chunk.length));
+    socket.resume();
+    await waitFor(() => received >= BIG_BYTES, { timeoutMs: 30_000, what: "every byte" });
+    socket.destroy();
+  }, 60_000);
 
   it("refuses malformed requests: origin-form, smuggling framing, oversized heads", async () => {
     const bad = async (request: string): Promise<string> => {
