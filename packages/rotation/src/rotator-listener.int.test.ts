@@ -12,6 +12,7 @@ import {
   startDante,
   startMicrosocks,
   startNginxJudge,
+  startSquid,
   startTinyproxy,
   waitFor,
   type NginxJudge,
@@ -24,7 +25,7 @@ import { RotatorListener } from "./rotator-listener.js";
 import type { RotatorDefinition } from "./rotator-repository.js";
 import type { Upstream } from "./upstream-pool.js";
 
-const available = peerBinariesAvailable("tinyproxy", "danted", "microsocks", "nginx", "openssl", "curl");
+const available = peerBinariesAvailable("tinyproxy", "squid", "danted", "microsocks", "nginx", "openssl", "curl");
 const describePeers = available ? describe : describe.skip;
 
 // Peers and the origin live on loopback, as ALLOW_PRIVATE_NETWORK_TARGETS=true allows.
@@ -162,6 +163,18 @@ describePeers("rotator listeners with real clients and upstreams", () => {
     expect(ok.body).not.toMatch(/proxy-authorization/i);
     const tunnel = await curl(["-p", "-x", proxyUrl("http", listener, CLIENT.username, CLIENT.password), origin.httpUrl]);
     expect(egressOf(tunnel)).toBe("127.0.0.6");
+  });
+
+  it("answers 502, never 407, when an upstream refuses its stored credentials", async () => {
+    // squid answers bad proxy credentials with 407 (tinyproxy answers 401, like an origin would).
+    const squid = await startSquid({ basicAuth: { username: "up", password: "up-secret" } });
+    peers.push(squid);
+    const wrong = { ...upstreamOf(squid, 7), password: "stale" };
+    const listener = await open({ protocol: "http", listenProtocol: "http" }, [wrong]);
+    expect((await curl(["-x", proxyUrl("http", listener), origin.httpUrl])).status).toBe(502);
+    const tunnel = await curl(["-p", "-x", proxyUrl("http", listener), origin.httpUrl]);
+    expect(tunnel.exitCode).not.toBe(0);
+    expect(tunnel.status).not.toBe(407);
   });
 
   it("https listener: the same inside TLS", async () => {
