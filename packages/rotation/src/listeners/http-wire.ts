@@ -122,7 +122,7 @@ export function handleHttpClient(deps: HttpWireDeps, client: net.Socket): void {
   };
 
   /** Through an HTTP upstream in absolute form over a kept-alive connection; failover while nothing was sent. */
-  const viaHttpUpstream = async (method: string, url: URL, headers: [string, string][], framing: BodyFraming, options: UsernameOptions, clientWantsClose: boolean): Promise<boolean> => {
+  const viaHttpUpstream = async (method: string, target: string, headers: [string, string][], framing: BodyFraming, options: UsernameOptions, clientWantsClose: boolean): Promise<boolean> => {
     const replayable = framing.kind === "none";
     const tried = new Set<number>();
     for (;;) {
@@ -133,7 +133,8 @@ export function handleHttpClient(deps: HttpWireDeps, client: net.Socket): void {
       }
       tried.add(upstream.proxyId);
       const auth = basicProxyAuthorization(upstreamEndpoint(deps.protocol, upstream));
-      const head = serializeHead(`${method} ${url.href} HTTP/1.1`, auth ? [...headers, ["Proxy-Authorization", auth]] : headers);
+      // The client's own request target, byte for byte (it passed the URL parser above).
+      const head = serializeHead(`${method} ${target} HTTP/1.1`, auth ? [...headers, ["Proxy-Authorization", auth]] : headers);
       let connection: UpstreamConnection | undefined;
       let bodySent = false;
       // A client that goes away takes its in-flight upstream connection with it.
@@ -233,7 +234,7 @@ export function handleHttpClient(deps: HttpWireDeps, client: net.Socket): void {
     deps.onRequest?.("request");
     const headers = endToEnd(head);
     if (headerValue(head, "host") === undefined) headers.push(["Host", url.host]);
-    return deps.protocol === "http" ? viaHttpUpstream(method, url, headers, framing, options, clientWantsClose) : viaTunnel(method, url, headers, framing, options, clientWantsClose);
+    return deps.protocol === "http" ? viaHttpUpstream(method, target, headers, framing, options, clientWantsClose) : viaTunnel(method, url, headers, framing, options, clientWantsClose);
   };
 
   const serve = async (): Promise<void> => {
