@@ -10,6 +10,7 @@ import {
   registerRotatorInstance,
   RotatorListener,
   rotatorKeys,
+  rotatorsChangedSchema,
   unregisterRotatorInstance,
   type InstanceIdentity,
   type RotatorDefinition,
@@ -43,6 +44,15 @@ export interface RotatorService {
 }
 
 const checkedMessageSchema = z.object({ userId: z.number().int() });
+function parseJson<T>(message: string, schema: z.ZodType<T>): T | undefined {
+  try {
+    const parsed = schema.safeParse(JSON.parse(message));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Checked batches of one user arriving within this window refresh its pools once, in ms. */
 const CHECKED_COALESCE_MS = 250;
 
@@ -186,16 +196,16 @@ export function createRotatorService(deps: RotatorDeps): RotatorService {
 
   const onMessage = (channel: string, message: string): void => {
     if (stopped) return;
-    if (channel === keys.changedChannel) return reconcileLogged();
-    if (channel !== keys.checkedChannel) return;
-    let parsed;
-    try {
-      parsed = checkedMessageSchema.safeParse(JSON.parse(message));
-    } catch {
-      return;
+    if (channel === keys.changedChannel) {
+      // Another instance's rotator changed: nothing here to open or close.
+      const changed = parseJson(message, rotatorsChangedSchema);
+      if (changed?.instanceId !== undefined && changed.instanceId !== instance.id) return;
+      return reconcileLogged();
     }
-    if (!parsed.success) return;
-    pendingUsers.add(parsed.data.userId);
+    if (channel !== keys.checkedChannel) return;
+    const checked = parseJson(message, checkedMessageSchema);
+    if (!checked) return;
+    pendingUsers.add(checked.userId);
     usersTimer ??= setTimeout(() => void refreshUsers().catch((error: unknown) => logger.warn("rotator pools not refreshed", { error })), CHECKED_COALESCE_MS);
   };
 
