@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { link, mkdir, readFile, unlink, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 
@@ -13,9 +13,12 @@ async function keptValue(dir: string, name: string, make: () => string): Promise
     // First start: made below.
   }
   await mkdir(dir, { recursive: true });
-  const value = make();
-  // wx: two processes starting together keep the first one's value.
-  await writeFile(file, `${value}\n`, { flag: "wx", mode: 0o600 }).catch(() => undefined);
+  // Written aside, then linked into place: link() fails when the file exists, so
+  // processes starting together all read the first one's complete value.
+  const aside = `${file}.${process.pid}.${randomBytes(4).toString("hex")}`;
+  await writeFile(aside, `${make()}\n`, { mode: 0o600 });
+  await link(aside, file).catch(() => undefined);
+  await unlink(aside);
   return (await readFile(file, "utf8")).trim();
 }
 
