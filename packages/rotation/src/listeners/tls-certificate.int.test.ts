@@ -17,7 +17,8 @@ describe("the https listener's certificate", () => {
   });
 
   it("makes a self-signed pair once and reuses it, or takes the configured files", async () => {
-    const first = await loadTlsCertificate({ dataDir });
+    const [first, twin] = await Promise.all([loadTlsCertificate({ dataDir }), loadTlsCertificate({ dataDir })]);
+    expect(twin.cert.equals(first.cert) && twin.key.equals(first.key)).toBe(true);
     const again = await loadTlsCertificate({ dataDir });
     expect(again.cert.equals(first.cert)).toBe(true);
     expect(new X509Certificate(first.cert).subject).toContain("CN=roost-rotator");

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdir, readFile, rename } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 
@@ -29,12 +29,15 @@ export async function loadTlsCertificate(options: TlsCertificateOptions): Promis
   try {
     return { cert: await readFile(certFile), key: await readFile(keyFile) };
   } catch {
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    const suffix = `.${process.pid}.tmp`;
-    await run("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "825", "-subj", "/CN=roost-rotator", "-keyout", keyFile + suffix, "-out", certFile + suffix]);
-    // Key first: a crash in between leaves a key without a cert, which the next start regenerates.
-    await rename(keyFile + suffix, keyFile);
-    await rename(certFile + suffix, certFile);
+    // Made in a directory aside and renamed into place whole: processes starting together keep one matching pair.
+    await mkdir(options.dataDir, { recursive: true });
+    const aside = await mkdtemp(join(options.dataDir, "rotator-tls.tmp-"));
+    try {
+      await run("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "825", "-subj", "/CN=roost-rotator", "-keyout", join(aside, "key.pem"), "-out", join(aside, "cert.pem")]);
+      await rename(aside, dir).catch(() => undefined);
+    } finally {
+      await rm(aside, { recursive: true, force: true });
+    }
     return { cert: await readFile(certFile), key: await readFile(keyFile) };
   }
 }
