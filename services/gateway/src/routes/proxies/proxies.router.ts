@@ -1,6 +1,7 @@
 import { performance } from "node:perf_hooks";
 import { Router, type Request, type Response } from "express";
 import { createUnknownGeoDatabase, type GeoDatabase } from "@roost/geo";
+import { rotatorKeys } from "@roost/rotation";
 import {
   AccountGoneError,
   afterIngest,
@@ -233,7 +234,10 @@ export function proxiesRouter(deps: GatewayDeps, { auth }: Guards, pages: PageSt
 
   router.delete("/proxies", auth, async (req, res) => {
     const filters = await asBadRequest(() => deleteFiltersOf(requestBody(req)));
-    const deleted = await deleteProxies(db.pool, authOf(req).userId, filters);
+    const { userId } = authOf(req);
+    const deleted = await deleteProxies(db.pool, userId, filters);
+    // Rotators refresh this user's pools now rather than at their next periodic reload.
+    if (deleted > 0) await deps.redis.publish(rotatorKeys(deps.config.QUEUE_PREFIX).checkedChannel, JSON.stringify({ userId, proxyIds: [], removedIds: [] })).catch(() => undefined);
     res.json(deleteMessage(deleted));
   });
 

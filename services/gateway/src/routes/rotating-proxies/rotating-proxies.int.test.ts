@@ -56,7 +56,7 @@ describe("rotating proxies API", () => {
     ]);
     subscriber = createRedisConnection(harness.redis.url, "worker");
     subscriber.on("message", (_channel: string, message: string) => messages.push(message));
-    await subscriber.subscribe(rotatorKeys(prefix()).changedChannel);
+    await subscriber.subscribe(rotatorKeys(prefix()).changedChannel, rotatorKeys(prefix()).checkedChannel);
     alice = await user();
     bob = await user();
   }, 60_000);
@@ -138,6 +138,14 @@ describe("rotating proxies API", () => {
     expect(list.status).toBe(200);
     expect(JSON.stringify(list.body)).not.toMatch(/s3cret-pass|auth_password|auth_username/);
     expect((list.body as { rotating_proxies: { name: string }[] }).rotating_proxies.map((r) => r.name)).toContain("main");
+  });
+
+  it("tells rotators when the user deletes proxies, so pools shrink at once", async () => {
+    const frank = await user();
+    await harness.db.pool.query("INSERT INTO proxies (user_id, ip, port, alive, alive_protocols) VALUES ($1, '198.51.100.9', 8009, true, 1)", [frank.id]);
+    const res = await harness.http.delete("/api/proxies").set("Authorization", `Bearer ${frank.token}`).send({ scope: "all" });
+    expect(res.status).toBe(200);
+    await waitFor(() => messages.includes(JSON.stringify({ userId: frank.id, proxyIds: [], removedIds: [] })), { what: "pool refresh published" });
   });
 
   it("answers 409 for a duplicate name of the same user only", async () => {
