@@ -129,4 +129,25 @@ describe("service entry points", () => {
     const exit = await checker.exited;
     expect({ exit, stderr: checker.output.stderr, log: exit === "0" ? "" : checker.output.stdout }).toEqual({ exit: "0", stderr: "", log: "" });
   }, 60_000);
+  it("the rotator alone: exit 1 without its URLs, else /healthz and its metrics on ROTATOR_METRICS_PORT and exit 0 on SIGTERM", async () => {
+    const unconfigured = run("rotator", { REDIS_URL: redis.url });
+    children.push(unconfigured);
+    expect(await unconfigured.exited).toBe("1");
+    expect(unconfigured.output.stderr).toBe("Invalid configuration:\n  - DATABASE_URL and REDIS_URL are required when the rotator runs alone\n");
+    const port = await freePort();
+    const rotator = run("rotator", { ...infra(), ROTATOR_METRICS_PORT: String(port), ROTATOR_INSTANCE_ID: "entry-point", ROTATOR_PASSWORD_KEY: "entry-point-key" });
+    children.push(rotator);
+    const health = await waitFor(
+      async () => {
+        if (rotator.child.exitCode !== null) throw new Error(`rotator exited: ${rotator.output.stderr}`);
+        const res = await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null);
+        return res?.status === 200 ? ((await res.json()) as { status: string; service: string; instance_id: string }) : null;
+      },
+      { timeoutMs: 30_000, what: "the rotator to answer /healthz" },
+    );
+    expect(health).toMatchObject({ status: "ok", service: "rotator", instance_id: "entry-point" });
+    rotator.child.kill("SIGTERM");
+    const exit = await rotator.exited;
+    expect({ exit, stderr: rotator.output.stderr, log: exit === "0" ? "" : rotator.output.stdout }).toEqual({ exit: "0", stderr: "", log: "" });
+  }, 60_000);
 });

@@ -7,6 +7,8 @@ import { startEmbeddedPostgres, startLocalRedis } from "@roost/embedded";
 import { loadBuildInfo, runService } from "@roost/lifecycle";
 import { createMetrics } from "@roost/observability";
 import { checkerConfigFromEnv, createCheckerService } from "@roost/service-checker";
+import { resolveInstanceIdentity, resolvePasswordKey } from "@roost/rotation";
+import { createRotatorService, rotatorConfigFromEnv } from "@roost/service-rotator";
 import { buildGatewayDeps, createGatewayService, gatewayConfigFromEnv } from "@roost/service-gateway";
 import { createMailerService, mailerConfigFromEnv } from "@roost/service-mailer";
 import { createMaintenanceService, maintenanceConfigFromEnv } from "@roost/service-maintenance";
@@ -66,6 +68,14 @@ runService({
       const checker = createCheckerService({ config: checkerConfigFromEnv(env), db, redisUrl, logger, metrics, buildVersion: build.buildVersion });
       shutdown.add("workers", "checker", () => checker.stop());
       await checker.start();
+    }
+    if (config.SERVICES.includes("rotator")) {
+      const rotatorConfig = rotatorConfigFromEnv({ ...env, DATA_DIR: dataDir });
+      const instance = await resolveInstanceIdentity({ id: rotatorConfig.ROTATOR_INSTANCE_ID, name: rotatorConfig.ROTATOR_INSTANCE_NAME, region: rotatorConfig.ROTATOR_INSTANCE_REGION, dataDir });
+      const passwordKey = await resolvePasswordKey(rotatorConfig.ROTATOR_PASSWORD_KEY, dataDir);
+      const rotator = createRotatorService({ config: rotatorConfig, db, redisUrl, logger, metrics, instance, passwordKey });
+      shutdown.add("listeners", "rotator", () => rotator.stop());
+      await rotator.start();
     }
     if (config.SERVICES.includes("gateway")) {
       const gatewayConfig = gatewayConfigFromEnv({ ...env, DATA_DIR: dataDir });

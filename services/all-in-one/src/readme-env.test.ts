@@ -3,6 +3,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { z } from "zod";
 import { checkerEnvSchema, checkerInfraSchema } from "@roost/service-checker";
+import { rotatorEnvSchema, rotatorInfraSchema } from "@roost/service-rotator";
 import { adminCliEnvSchema, gatewayEnvSchema } from "@roost/service-gateway";
 import { mailerEnvSchema, mailerInfraSchema } from "@roost/service-mailer";
 import { maintenanceEnvSchema, maintenanceInfraSchema } from "@roost/service-maintenance";
@@ -32,6 +33,8 @@ const schemas: Record<string, z.ZodType> = {
   allInOne: allInOneEnvSchema,
   checker: checkerEnvSchema,
   checkerInfra: checkerInfraSchema,
+  rotator: rotatorEnvSchema,
+  rotatorInfra: rotatorInfraSchema,
 };
 
 describe("README", () => {

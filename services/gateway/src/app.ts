@@ -23,6 +23,7 @@ import { graphqlRouter } from "./routes/graphql/graphql.router.js";
 import { globalSettingsRouter } from "./routes/global-settings/global-settings.router.js";
 import { observabilityRouter } from "./routes/observability/observability.router.js";
 import { releasesRouter } from "./routes/releases/releases.router.js";
+import { rotatingProxiesRouter } from "./routes/rotating-proxies/rotating-proxies.router.js";
 
 export interface GatewayApp {
   /** The Express pipeline alone. */
@@ -77,6 +78,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   api.use(dashboardRouter(deps, guards));
   api.use(releasesRouter(deps));
   api.use(globalSettingsRouter(deps, guards));
+  api.use(rotatingProxiesRouter(deps, guards));
   app.use("/api", api);
 
   app.use(notFoundHandler);

@@ -38,4 +38,6 @@ export interface GatewayDeps {
   instanceId: string;
   /** Offline country/ASN databases, loaded on first use (proxy uploads). */
   geo: GeoResolver;
+  /** HMAC key rotator passwords are stored under (the rotators verify with it). */
+  rotatorPasswordKey: string;
 }

@@ -3,6 +3,7 @@ import type { Database } from "@roost/db";
 import { createGeoLiteReloader, createStoredGeoResolver } from "@roost/geo";
 import { createGlobalConfigStore, geoLiteUpdateWanted } from "@roost/global-config";
 import { createHealthRegistry, type Logger, type Metrics } from "@roost/observability";
+import { resolvePasswordKey } from "@roost/rotation";
 import { checkQueue, createProducer, createRedisConnection, mailQueue, maintenanceQueue, scrapeQueue } from "@roost/queue";
 import type { GatewayConfig } from "./config/gateway.config.js";
 import { resolveJwtSecret } from "./config/jwt-secret.js";
@@ -59,8 +60,10 @@ export async function buildGatewayDeps(
     for (const connection of [redis, producerConnection, subscriber]) connection.disconnect();
   }
   let secret: string;
+  let rotatorPasswordKey: string;
   try {
     secret = await resolveJwtSecret({ secret: config.JWT_SECRET, dataDir: config.DATA_DIR, logger });
+    rotatorPasswordKey = await resolvePasswordKey(config.ROTATOR_PASSWORD_KEY, config.DATA_DIR);
   } catch (error) {
     await close();
     throw error;
@@ -80,6 +83,7 @@ export async function buildGatewayDeps(
     build: infra.build,
     instanceId: infra.instanceId,
     geo,
+    rotatorPasswordKey,
   };
   deps.health.register("database", async () => {
     await infra.db.pool.query("SELECT 1");

@@ -38,6 +38,10 @@ export const gatewayEnvSchema = z
     JWT_SECRET: envOptionalString(),
     /** Token lifetime in minutes, 15..10080. */
     JWT_TTL_MINUTES: envInt(10080, 15, 10080),
+    /** HMAC key of rotator passwords, the same as the rotators'; unset: one kept in DATA_DIR. */
+    ROTATOR_PASSWORD_KEY: envOptionalString(),
+    /** Allows rotators without auth on an instance whose listeners bind a non-loopback host (an open proxy). */
+    ROTATING_PROXY_ALLOW_OPEN: envBool(false),
     AUTH_REVOCATION_FAIL_OPEN: envBool(true),
     /** Milliseconds a revocation lookup may take before Redis counts as down. */
     AUTH_REVOCATION_TIMEOUT_MS: envInt(500, 50, 10000),

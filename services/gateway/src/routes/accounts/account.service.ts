@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { isValidEmail, normalizeEmail, passwordPolicyError, type Role, type VerifiedToken } from "@roost/auth";
 import { limitTransactionWaits, type Tx } from "@roost/db";
+import { rotatorKeys } from "@roost/rotation";
 import type { GatewayDeps } from "../../gateway.deps.js";
 import { badRequest, conflict, forbidden, HttpError, unauthorized, unavailable } from "../../http/http-error.js";
 import { createAccount, deleteAccountRows, findUserByEmail, findUserById, setUserPasswordHash } from "./account.repository.js";
@@ -207,6 +208,8 @@ export function createAccountService(deps: GatewayDeps): AccountService {
           await revocation.revokeUserTokens(tx, user.id, Date.now());
         });
         logger.info("account deleted", { userId: user.id });
+        // Its rotators went with the row (cascade): their listeners close now, not at the next reconcile.
+        await deps.redis.publish(rotatorKeys(deps.config.QUEUE_PREFIX).changedChannel, JSON.stringify({ userId: user.id })).catch(() => undefined);
       });
       // The purge also runs on its schedule; this only starts it sooner.
       await deps.queues.maintenance.enqueue("purge-deleted-accounts", {}).catch(() => undefined);

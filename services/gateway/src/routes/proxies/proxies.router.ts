@@ -1,6 +1,7 @@
 import { performance } from "node:perf_hooks";
 import { Router, type Request, type Response } from "express";
 import { createUnknownGeoDatabase, type GeoDatabase } from "@roost/geo";
+import { rotatorKeys } from "@roost/rotation";
 import {
   AccountGoneError,
   afterIngest,
@@ -234,7 +235,10 @@ export function proxiesRouter(deps: GatewayDeps, { auth }: Guards, pages: PageSt
 
   router.delete("/proxies", auth, async (req, res) => {
     const filters = await asBadRequest(() => deleteFiltersOf(requestBody(req)));
-    const deleted = await deleteProxies(db.pool, authOf(req).userId, filters, { longStatementTimeoutMs: deps.config.DATABASE_LONG_STATEMENT_TIMEOUT_MS });
+    const { userId } = authOf(req);
+    const deleted = await deleteProxies(db.pool, userId, filters, { longStatementTimeoutMs: deps.config.DATABASE_LONG_STATEMENT_TIMEOUT_MS });
+    // Rotators refresh this user's pools now rather than at their next periodic reload.
+    if (deleted > 0) await deps.redis.publish(rotatorKeys(deps.config.QUEUE_PREFIX).checkedChannel, JSON.stringify({ userId, proxyIds: [], removedIds: [] })).catch(() => undefined);
     res.json(deleteMessage(deleted));
   });
 

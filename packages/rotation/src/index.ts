@@ -1,0 +1,17 @@
+export { parseUsernameOptions } from "./username-options.js";
+export type { UsernameOptions } from "./username-options.js";
+export { hashRotatorPassword, verifyRotatorPassword } from "./rotator-password.js";
+export { UpstreamPool } from "./upstream-pool.js";
+export type { PickOptions, Upstream, UpstreamPoolOptions } from "./upstream-pool.js";
+export { TunnelError, UpstreamConnector, upstreamEndpoint } from "./upstream-connector.js";
+export type { OpenedTunnel, TunnelFailureReason, UpstreamConnectorOptions } from "./upstream-connector.js";
+export { countRotatorUpstreams, loadInstanceRotators, loadRotatorUpstreams, rotatorUpstreamAt } from "./rotator-repository.js";
+export type { RotatorDefinition } from "./rotator-repository.js";
+export { loadTlsCertificate } from "./listeners/tls-certificate.js";
+export type { TlsCertificateOptions, TlsMaterial } from "./listeners/tls-certificate.js";
+export { RotatorListener } from "./rotator-listener.js";
+export type { RotatorListenerOptions, RotatorObserver } from "./rotator-listener.js";
+export { listLiveRotatorInstances, registerRotatorInstance, rotatorInstanceSchema, rotatorKeys, rotatorsChangedSchema, unregisterRotatorInstance } from "./rotator-instances.js";
+export type { RotatorInstance, RotatorsChanged } from "./rotator-instances.js";
+export { resolveInstanceIdentity, resolvePasswordKey } from "./kept-values.js";
+export type { InstanceIdentity } from "./kept-values.js";

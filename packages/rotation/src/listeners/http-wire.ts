@@ -1,0 +1,266 @@
+import type net from "node:net";
+
+import type { ProxyProtocol as RotatorProtocol } from "@roost/inventory";
+import { basicProxyAuthorization, type OutboundGuard } from "@roost/net";
+
+import { TunnelError, upstreamEndpoint, type UpstreamConnector } from "../upstream-connector.js";
+import type { UpstreamPool } from "../upstream-pool.js";
+import type { UsernameOptions } from "../username-options.js";
+import { authenticate, parseBasic, type ListenerAuth } from "./client-auth.js";
+import { endToEnd, headerValue, parseHead, relayBody, requestFraming, responseFraming, serializeHead, type BodyFraming, type HttpHead } from "./http-message.js";
+import { HeadTooLargeError, readHead, SocketInbox, writeAll } from "./socket-inbox.js";
+import type { UpstreamConnection, UpstreamConnections } from "./upstream-connections.js";
+
+export interface HttpWireDeps {
+  auth: ListenerAuth;
+  protocol: RotatorProtocol;
+  pool: UpstreamPool;
+  connector: UpstreamConnector;
+  guard: OutboundGuard;
+  connections: UpstreamConnections;
+  /** Connect to one upstream, in ms. */
+  upstreamTimeoutMs: number;
+  /** Upstreams tried for one request before 502. */
+  maxAttempts: number;
+  track: (socket: net.Socket) => void;
+  onRequest?: (kind: "request" | "tunnel") => void;
+  onUpstreamFailure?: (reason: string) => void;
+}
+
+/** Largest request or response head, in bytes (a larger request gets 431). */
+const MAX_HEAD_BYTES = 64 * 1024;
+/** A client connection with no request in flight is closed after this, in ms. */
+const CLIENT_IDLE_MS = 120_000;
+const REASONS: Record<number, string> = { 400: "Bad Request", 403: "Forbidden", 407: "Proxy Authentication Required", 431: "Request Header Fields Too Large", 502: "Bad Gateway", 503: "Service Unavailable", 505: "HTTP Version Not Supported" };
+const STATUS_FOR: Record<TunnelError["reason"], number> = { no_upstream: 503, upstream_failed: 502, target_refused: 502, target_blocked: 403, bad_target: 400 };
+const PROXY_AUTHENTICATE = 'Basic realm="roost"';
+
+class UpstreamFailure extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+  }
+}
+
+/** A short answer of the proxy's own; `keepAlive` only when the request had no unread body. */
+async function respond(client: net.Socket, status: number, keepAlive: boolean, extra: [string, string][] = []): Promise<void> {
+  const head = serializeHead(`HTTP/1.1 ${status} ${REASONS[status] ?? "Error"}`, [...extra, ["Content-Length", "0"], ...(keepAlive ? [] : ([["Connection", "close"]] as [string, string][]))]);
+  await writeAll(client, head);
+  if (!keepAlive) client.end();
+}
+
+function parseAuthority(authority: string): { host: string; port: number } | undefined {
+  const match = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:[\]/]+)):(\d{1,5})$/.exec(authority);
+  const port = Number(match?.[3]);
+  const host = match?.[1] ?? match?.[2];
+  if (!host || !Number.isInteger(port) || port < 1 || port > 65535) return undefined;
+  return { host, port };
+}
+
+/** Reads a response head, passing 1xx interim answers (100 Continue) on to the client. */
+async function readResponseHead(upstream: SocketInbox, client: net.Socket): Promise<HttpHead | null> {
+  for (;;) {
+    const raw = await readHead(upstream, MAX_HEAD_BYTES);
+    if (!raw) return null;
+    const head = parseHead(raw);
+    if (!head || !/^HTTP\/1\.[01]$/.test(head.startLine[0])) throw new UpstreamFailure("proxy_protocol");
+    const status = Number(head.startLine[1]);
+    if (status >= 100 && status < 200 && status !== 101) {
+      await writeAll(client, serializeHead(`HTTP/1.1 ${head.startLine[1]} ${head.startLine[2]}`, endToEnd(head)));
+      continue;
+    }
+    return head;
+  }
+}
+
+/** Sends the response head and body to the client; true when both sides may carry another message. */
+async function relayResponse(head: HttpHead, method: string, from: SocketInbox, client: net.Socket, clientWantsClose: boolean): Promise<{ clientOpen: boolean; upstreamReusable: boolean }> {
+  const framing = responseFraming(head, method);
+  if (!framing) throw new UpstreamFailure("proxy_protocol");
+  const closeClient = clientWantsClose || framing.kind === "until-close";
+  const headers = endToEnd(head);
+  if (closeClient) headers.push(["Connection", "close"]);
+  await writeAll(client, serializeHead(`HTTP/1.1 ${head.startLine[1]} ${head.startLine[2]}`, headers));
+  const complete = await relayBody(from, client, framing);
+  const upstreamCloses = /\bclose\b/i.test(headerValue(head, "connection") ?? "") || head.startLine[0] === "HTTP/1.0";
+  return { clientOpen: complete && !closeClient, upstreamReusable: complete && framing.kind !== "until-close" && !upstreamCloses };
+}
+
+/**
+ * One client connection of an http or https listener: kept-alive requests in
+ * absolute form and CONNECT tunnels, parsed here on the socket.
+ */
+export function handleHttpClient(deps: HttpWireDeps, client: net.Socket): void {
+  deps.track(client);
+  client.setNoDelay(true);
+  client.on("error", () => client.destroy());
+  client.setTimeout(CLIENT_IDLE_MS, () => client.destroy());
+  const inbox = new SocketInbox(client);
+
+  const tunnel = async (target: string, options: UsernameOptions): Promise<void> => {
+    const destination = parseAuthority(target);
+    if (!destination) return respond(client, 400, false);
+    deps.onRequest?.("tunnel");
+    let opened;
+    try {
+      opened = await deps.connector.open(destination, options);
+    } catch (error) {
+      return respond(client, error instanceof TunnelError ? STATUS_FOR[error.reason] : 502, false);
+    }
+    const upstream = opened.socket;
+    deps.track(upstream);
+    if (client.destroyed) return void upstream.destroy();
+    const early = inbox.detach();
+    client.setTimeout(0);
+    upstream.on("error", () => client.destroy());
+    client.on("close", () => upstream.destroy());
+    upstream.on("close", () => client.destroy());
+    client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+    if (early.length > 0) upstream.write(early);
+    // pipe() pauses the faster side when the other's buffer is full: backpressure both ways.
+    client.pipe(upstream);
+    upstream.pipe(client);
+  };
+
+  /** Through an HTTP upstream in absolute form over a kept-alive connection; failover while nothing was sent. */
+  const viaHttpUpstream = async (method: string, target: string, headers: [string, string][], framing: BodyFraming, options: UsernameOptions, clientWantsClose: boolean): Promise<boolean> => {
+    const replayable = framing.kind === "none";
+    const tried = new Set<number>();
+    for (;;) {
+      const upstream = deps.pool.pick(options, tried);
+      if (!upstream) {
+        await respond(client, tried.size === 0 ? 503 : 502, replayable && !clientWantsClose);
+        return replayable && !clientWantsClose;
+      }
+      tried.add(upstream.proxyId);
+      const auth = basicProxyAuthorization(upstreamEndpoint(deps.protocol, upstream));
+      // The client's own request target, byte for byte (it passed the URL parser above).
+      const head = serializeHead(`${method} ${target} HTTP/1.1`, auth ? [...headers, ["Proxy-Authorization", auth]] : headers);
+      let connection: UpstreamConnection | undefined;
+      let bodySent = false;
+      // A client that goes away takes its in-flight upstream connection with it.
+      const onClientClose = (): void => void connection?.socket.destroy();
+      client.once("close", onClientClose);
+      try {
+        deps.guard.checkLiteral(upstream.ip);
+        let response: HttpHead | null = null;
+        // A reused connection the upstream closed meanwhile answers nothing: one fresh connection is tried.
+        for (let fresh = false; response === null; fresh = true) {
+          const acquired = await deps.connections.acquire(upstream.ip, upstream.port, deps.upstreamTimeoutMs, !replayable);
+          connection = acquired.connection;
+          if (client.destroyed) throw new Error("client closed");
+          await writeAll(connection.socket, head);
+          if (!replayable) {
+            bodySent = true;
+            if (!(await relayBody(inbox, connection.socket, framing))) throw new Error("client closed inside the body");
+          }
+          response = await readResponseHead(connection.inbox, client);
+          if (response === null) {
+            connection.socket.destroy();
+            if (!acquired.reused || fresh || bodySent) throw new UpstreamFailure("proxy_unreachable");
+          }
+        }
+        if (!connection) throw new UpstreamFailure("proxy_unreachable");
+        // The upstream refusing its own credentials is its failure, never the client's 407.
+        if (response.startLine[1] === "407") throw new UpstreamFailure("proxy_auth_failed");
+        deps.pool.reportSuccess(upstream.proxyId);
+        const outcome = await relayResponse(response, method, connection.inbox, client, clientWantsClose);
+        if (outcome.upstreamReusable) deps.connections.release(upstream.ip, upstream.port, connection);
+        else connection.socket.destroy();
+        return outcome.clientOpen;
+      } catch (error) {
+        connection?.socket.destroy();
+        if (client.destroyed) return false;
+        const reason = error instanceof UpstreamFailure ? error.reason : "proxy_unreachable";
+        deps.pool.reportFailure(upstream.proxyId);
+        deps.onUpstreamFailure?.(reason);
+        if (!replayable || bodySent || tried.size >= deps.maxAttempts) {
+          await respond(client, 502, false);
+          return false;
+        }
+      } finally {
+        client.off("close", onClientClose);
+      }
+    }
+  };
+
+  /** Through a tunnel (SOCKS upstreams, and https upstreams that only CONNECT), one per request. */
+  const viaTunnel = async (method: string, url: URL, headers: [string, string][], framing: BodyFraming, options: UsernameOptions, clientWantsClose: boolean): Promise<boolean> => {
+    const keep = framing.kind === "none" && !clientWantsClose;
+    let opened;
+    try {
+      opened = await deps.connector.open({ host: url.hostname, port: url.port === "" ? 80 : Number(url.port) }, options);
+    } catch (error) {
+      await respond(client, error instanceof TunnelError ? STATUS_FOR[error.reason] : 502, keep);
+      return keep;
+    }
+    const upstream = opened.socket;
+    deps.track(upstream);
+    const from = new SocketInbox(upstream);
+    try {
+      await writeAll(upstream, serializeHead(`${method} ${url.pathname}${url.search} HTTP/1.1`, [...headers, ["Connection", "close"]]));
+      if (!(await relayBody(inbox, upstream, framing))) return false;
+      const response = await readResponseHead(from, client);
+      if (!response) throw new UpstreamFailure("proxy_protocol");
+      return (await relayResponse(response, method, from, client, clientWantsClose)).clientOpen;
+    } catch {
+      if (!client.destroyed) await respond(client, 502, false).catch(() => client.destroy());
+      return false;
+    } finally {
+      upstream.destroy();
+    }
+  };
+
+  const plain = async (head: HttpHead, options: UsernameOptions): Promise<boolean> => {
+    const [method, target, version] = head.startLine;
+    const connectionHeader = headerValue(head, "connection") ?? "";
+    const clientWantsClose = version === "HTTP/1.0" ? !/\bkeep-alive\b/i.test(connectionHeader) : /\bclose\b/i.test(connectionHeader);
+    const framing = requestFraming(head);
+    let url: URL | undefined;
+    try {
+      url = new URL(target);
+    } catch {
+      url = undefined;
+    }
+    if (!framing || !url || url.protocol !== "http:" || !target.startsWith("http://")) {
+      await respond(client, 400, false);
+      return false;
+    }
+    try {
+      deps.guard.checkLiteral(url.hostname.replace(/^\[(.*)\]$/, "$1"));
+    } catch {
+      await respond(client, 403, framing.kind === "none" && !clientWantsClose);
+      return framing.kind === "none" && !clientWantsClose;
+    }
+    deps.onRequest?.("request");
+    const headers = endToEnd(head);
+    if (headerValue(head, "host") === undefined) headers.push(["Host", url.host]);
+    return deps.protocol === "http" ? viaHttpUpstream(method, target, headers, framing, options, clientWantsClose) : viaTunnel(method, url, headers, framing, options, clientWantsClose);
+  };
+
+  const serve = async (): Promise<void> => {
+    for (;;) {
+      let raw: Buffer | null;
+      try {
+        raw = await readHead(inbox, MAX_HEAD_BYTES);
+      } catch (error) {
+        if (error instanceof HeadTooLargeError) await respond(client, 431, false);
+        else client.destroy();
+        return;
+      }
+      if (!raw) return void client.end();
+      const head = parseHead(raw);
+      if (!head) return respond(client, 400, false);
+      const [method, target, version] = head.startLine;
+      if (version !== "HTTP/1.1" && version !== "HTTP/1.0") return respond(client, 505, false);
+      const credentials = parseBasic(headerValue(head, "proxy-authorization"));
+      const options = authenticate(deps.auth, credentials?.username, credentials?.password);
+      if (!options) return respond(client, 407, false, [["Proxy-Authenticate", PROXY_AUTHENTICATE]]);
+      if (method === "CONNECT") return tunnel(target, options);
+      if (!(await plain(head, options))) {
+        if (!client.destroyed) client.end();
+        return;
+      }
+    }
+  };
+  serve().catch(() => client.destroy());
+}

@@ -1,0 +1,286 @@
+import { execFile } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import net from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+import { OutboundGuard } from "@roost/net";
+import {
+  closedPort,
+  freePort,
+  peerBinariesAvailable,
+  startDante,
+  startMicrosocks,
+  startNginxJudge,
+  startSquid,
+  startTinyproxy,
+  waitFor,
+  type NginxJudge,
+  type ProxyPeer,
+} from "@roost/testkit";
+
+import { loadTlsCertificate, type TlsMaterial } from "./listeners/tls-certificate.js";
+import { hashRotatorPassword } from "./rotator-password.js";
+import { RotatorListener } from "./rotator-listener.js";
+import type { RotatorDefinition } from "./rotator-repository.js";
+import type { Upstream } from "./upstream-pool.js";
+
+const available = peerBinariesAvailable("tinyproxy", "squid", "danted", "microsocks", "nginx", "openssl", "curl");
+const describePeers = available ? describe : describe.skip;
+
+// Peers and the origin live on loopback, as ALLOW_PRIVATE_NETWORK_TARGETS=true allows.
+const guard = new OutboundGuard({ allowPrivateNetworkTargets: true });
+const SERVER_KEY = "test-server-key";
+const CLIENT = { username: "alice", password: "rotator-pass" };
+
+interface CurlResult {
+  exitCode: number;
+  status: number;
+  body: string;
+}
+
+/** curl with the given proxy arguments; the status line comes last from -w. */
+function curl(args: readonly string[]): Promise<CurlResult> {
+  return new Promise((resolve) => {
+    execFile("curl", ["-s", "--max-time", "10", "-w", "\n%{http_code}", ...args], (error, stdout) => {
+      const cut = stdout.lastIndexOf("\n");
+      resolve({ exitCode: error && typeof error.code === "number" ? error.code : 0, status: Number(stdout.slice(cut + 1)), body: stdout.slice(0, cut) });
+    });
+  });
+}
+
+const egressOf = (result: CurlResult): string | undefined => /REMOTE_ADDR = (\S+)/.exec(result.body)?.[1];
+
+describePeers("rotator listeners with real clients and upstreams", () => {
+  let origin: NginxJudge;
+  let tinyA: ProxyPeer;
+  let tinyB: ProxyPeer;
+  let tinyAuth: ProxyPeer;
+  let microsocks: ProxyPeer;
+  let danteAuth: ProxyPeer;
+  let tls: TlsMaterial;
+  let dataDir: string;
+  const peers: { stop(): Promise<void> }[] = [];
+  const listeners: RotatorListener[] = [];
+  let nextId = 1;
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), "roost-rotator-"));
+    [origin, tinyA, tinyB, tinyAuth, microsocks, danteAuth, tls] = await Promise.all([
+      startNginxJudge(),
+      startTinyproxy({ egressAddress: "127.0.0.2" }),
+      startTinyproxy({ egressAddress: "127.0.0.3" }),
+      startTinyproxy({ egressAddress: "127.0.0.6", basicAuth: { username: "up", password: "up-secret" } }),
+      startMicrosocks(),
+      startDante({ auth: true }),
+      loadTlsCertificate({ dataDir }),
+    ]);
+    peers.push(origin, tinyA, tinyB, tinyAuth, microsocks, danteAuth);
+  });
+
+  afterAll(async () => {
+    await Promise.all(listeners.map((listener) => listener.stop()));
+    await Promise.all(peers.map((peer) => peer.stop()));
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  const upstreamOf = (peer: ProxyPeer, proxyId: number, country = "N/A"): Upstream => ({
+    proxyId,
+    ip: peer.host,
+    port: peer.port,
+    username: peer.credentials?.username ?? "",
+    password: peer.credentials?.password ?? "",
+    country,
+  });
+
+  async function open(fields: Pick<RotatorDefinition, "protocol" | "listenProtocol"> & { auth?: boolean; guard?: OutboundGuard }, upstreams: Upstream[]): Promise<RotatorListener> {
+    const definition: RotatorDefinition = {
+      id: nextId++,
+      userId: 1,
+      name: `r${nextId}`,
+      instanceId: "test",
+      protocol: fields.protocol,
+      listenProtocol: fields.listenProtocol,
+      listenPort: await freePort(),
+      authRequired: fields.auth ?? false,
+      authUsername: fields.auth ? CLIENT.username : "",
+      authPasswordHash: fields.auth ? hashRotatorPassword(SERVER_KEY, CLIENT.password) : "",
+      reputationLabels: [],
+      uptimeFilterType: null,
+      uptimePercentage: null,
+    };
+    const listener = new RotatorListener({ definition, host: "127.0.0.1", guard: fields.guard ?? guard, serverKey: SERVER_KEY, tls, upstreamTimeoutMs: 3000 });
+    listener.pool.replace(upstreams);
+    await listener.start();
+    listeners.push(listener);
+    return listener;
+  }
+
+  const proxyUrl = (scheme: string, listener: RotatorListener, user?: string, password = "x"): string =>
+    `${scheme}://${user === undefined ? "" : `${encodeURIComponent(user)}:${encodeURIComponent(password)}@`}127.0.0.1:${listener.port}`;
+
+  it("http listener: absolute-form requests rotate over HTTP upstreams", async () => {
+    const listener = await open({ protocol: "http", listenProtocol: "http" }, [upstreamOf(tinyA, 1), upstreamOf(tinyB, 2)]);
+    const results = [];
+    for (let i = 0; i < 4; i++) results.push(await curl(["-x", proxyUrl("http", listener), origin.httpUrl]));
+    expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    expect(results.map(egressOf)).toEqual(["127.0.0.2", "127.0.0.3", "127.0.0.2", "127.0.0.3"]);
+  });
+
+  it("http listener: CONNECT tunnels rotate too, and reach an https origin", async () => {
+    const listener = await open({ protocol: "http", listenProtocol: "http" }, [upstreamOf(tinyA, 1), upstreamOf(tinyB, 2)]);
+    const first = await curl(["-p", "-x", proxyUrl("http", listener), origin.httpUrl]);
+    const second = await curl(["-p", "-x", proxyUrl("http", listener), origin.httpUrl]);
+    expect([first.status, second.status]).toEqual([200, 200]);
+    expect(new Set([egressOf(first), egressOf(second)])).toEqual(new Set(["127.0.0.2", "127.0.0.3"]));
+    const secure = await curl(["--cacert", origin.caFile, "-x", proxyUrl("http", listener), origin.httpsUrl]);
+    expect(secure.status).toBe(200);
+  });
+
+  it("keeps a sticky session on one upstream and targets a country", async () => {
+    const listener = await open({ protocol: "http", listenProtocol: "http" }, [upstreamOf(tinyA, 1, "DE"), upstreamOf(tinyB, 2, "US")]);
+    const sticky = [];
+    for (let i = 0; i < 3; i++) sticky.push(egressOf(await curl(["-x", proxyUrl("http", listener, "session-k1"), origin.httpUrl])));
+    expect(new Set(sticky).size).toBe(1);
+    const us = [];
+    for (let i = 0; i < 3; i++) us.push(egressOf(await curl(["-x", proxyUrl("http", listener, "country-us"), origin.httpUrl])));
+    expect(us).toEqual(["127.0.0.3", "127.0.0.3", "127.0.0.3"]);
+    const none = await curl(["-x", proxyUrl("http", listener, "country-fr"), origin.httpUrl]);
+    expect(none.status).toBe(503);
+  });
+
+  it("answers 407 with Proxy-Authenticate without valid credentials, and forwards with the upstream's own", async () => {
+    const listener = await open({ protocol: "http", listenProtocol: "http", auth: true }, [upstreamOf(tinyAuth, 3)]);
+    const missing = await curl(["-i", "-x", proxyUrl("http", listener), origin.httpUrl]);
+    expect(missing.status).toBe(407);
+    expect(missing.body).toMatch(/^proxy-authenticate: Basic realm="roost"/im);
+    expect((await curl(["-x", proxyUrl("http", listener, CLIENT.username, "wrong"), origin.httpUrl])).status).toBe(407);
+    const tunnelRefused = await curl(["-p", "-x", proxyUrl("http", listener, CLIENT.username, "wrong"), origin.httpUrl]);
+    expect(tunnelRefused.exitCode).not.toBe(0);
+    const ok = await curl(["-x", proxyUrl("http", listener, `${CLIENT.username}-session-a`, CLIENT.password), origin.httpUrl]);
+    expect(ok.status).toBe(200);
+    expect(egressOf(ok)).toBe("127.0.0.6");
+    expect(ok.body).not.toMatch(/proxy-authorization/i);
+    const tunnel = await curl(["-p", "-x", proxyUrl("http", listener, CLIENT.username, CLIENT.password), origin.httpUrl]);
+    expect(egressOf(tunnel)).toBe("127.0.0.6");
+  });
+
+  it("answers 502, never 407, when an upstream refuses its stored credentials", async () => {
+    // squid answers bad proxy credentials with 407 (tinyproxy answers 401, like an origin would).
+    const squid = await startSquid({ basicAuth: { username: "up", password: "up-secret" } });
+    peers.push(squid);
+    const wrong = { ...upstreamOf(squid, 7), password: "stale" };
+    const listener = await open({ protocol: "http", listenProtocol: "http" }, [wrong]);
+    expect((await curl(["-x", proxyUrl("http", listener), origin.httpUrl])).status).toBe(502);
+    const tunnel = await curl(["-p", "-x", proxyUrl("http", listener), origin.httpUrl]);
+    expect(tunnel.exitCode).not.toBe(0);
+    expect(tunnel.status).not.toBe(407);
+  });
+
+  it("https listener: the same inside TLS", async () => {
+    const listener = await open({ protocol: "http", listenProtocol: "https" }, [upstreamOf(tinyA, 1)]);
+    const plain = await curl(["--proxy", proxyUrl("https", listener), "--proxy-insecure", origin.httpUrl]);
+    expect(plain.status).toBe(200);
+    expect(egressOf(plain)).toBe("127.0.0.2");
+    const tunnel = await curl(["-p", "--proxy", proxyUrl("https", listener), "--proxy-insecure", origin.httpUrl]);
+    expect(egressOf(tunnel)).toBe("127.0.0.2");
+  });
+
+  it("socks5 listener over SOCKS5 upstreams (microsocks, dante with auth), with RFC 1929 when required", async () => {
+    const listener = await open({ protocol: "socks5", listenProtocol: "socks5", auth: true }, [upstreamOf(microsocks, 4), upstreamOf(danteAuth, 5)]);
+    const egress = [];
+    for (let i = 0; i < 2; i++) {
+      const result = await curl(["--socks5-hostname", `${CLIENT.username}:${CLIENT.password}@127.0.0.1:${listener.port}`, origin.httpUrl]);
+      expect(result.status).toBe(200);
+      egress.push(egressOf(result));
+    }
+    expect(new Set(egress)).toEqual(new Set([microsocks.egressAddress, danteAuth.egressAddress]));
+    const byAddress = await curl(["--socks5", `${CLIENT.username}:${CLIENT.password}@127.0.0.1:${listener.port}`, origin.httpUrl]);
+    expect(byAddress.status).toBe(200);
+    const refused = await curl(["--socks5-hostname", `${CLIENT.username}:wrong@127.0.0.1:${listener.port}`, origin.httpUrl]);
+    expect(refused.exitCode).not.toBe(0);
+    const anonymous = await curl(["--socks5-hostname", `127.0.0.1:${listener.port}`, origin.httpUrl]);
+    expect(anonymous.exitCode).not.toBe(0);
+  });
+
+  it("socks5 listener: an IPv6 target reaches the upstream as IPv6", async () => {
+    const listener = await open({ protocol: "socks5", listenProtocol: "socks5" }, [upstreamOf(microsocks, 4)]);
+    const result = await curl(["--socks5", `127.0.0.1:${listener.port}`, `http://[::ffff:${origin.host}]:${origin.httpPort}/judge`]);
+    // ATYP 4 from curl; microsocks dials the IPv4-mapped address (its -b bind is IPv4, so it cannot apply it here).
+    expect(result.status).toBe(200);
+    expect(egressOf(result)).toBeDefined();
+  });
+
+  it("socks4a and socks4 listeners over an HTTP upstream", async () => {
+    const listener = await open({ protocol: "https", listenProtocol: "socks4" }, [upstreamOf(tinyB, 2)]);
+    const named = await curl(["--socks4a", `127.0.0.1:${listener.port}`, origin.httpUrl]);
+    expect(named.status).toBe(200);
+    expect(egressOf(named)).toBe("127.0.0.3");
+    const numeric = await curl(["--socks4", `127.0.0.1:${listener.port}`, origin.httpUrl]);
+    expect(numeric.status).toBe(200);
+  });
+
+  it("socks4 listener with auth takes `<username>:<password>` as the user id", async () => {
+    const listener = await open({ protocol: "http", listenProtocol: "socks4", auth: true }, [upstreamOf(tinyA, 1)]);
+    const reply = async (userId: string): Promise<number | undefined> => {
+      const socket = net.connect({ host: "127.0.0.1", port: listener.port });
+      const answer: Buffer[] = [];
+      socket.on("data", (chunk: Buffer) => answer.push(chunk));
+      socket.on("error", () => undefined);
+      const port = Buffer.alloc(2);
+      port.writeUInt16BE(origin.httpPort);
+      // SOCKS4a: CONNECT, port, 0.0.0.1, user id NUL, host NUL.
+      socket.write(Buffer.concat([Buffer.from([4, 1]), port, Buffer.from([0, 0, 0, 1]), Buffer.from(`${userId}\0${origin.host}\0`, "latin1")]));
+      await waitFor(() => Buffer.concat(answer).length >= 8, { what: "a SOCKS4 reply" });
+      socket.destroy();
+      return Buffer.concat(answer)[1];
+    };
+    expect(await reply(`${CLIENT.username}-session-a:${CLIENT.password}`)).toBe(0x5a);
+    expect(await reply(`${CLIENT.username}:wrong`)).toBe(0x5b);
+    expect(await reply(CLIENT.username)).toBe(0x5b);
+  });
+
+  it("fails over to the next upstream when one is down or killed", async () => {
+    const victim = await startTinyproxy({ egressAddress: "127.0.0.7" });
+    peers.push(victim);
+    const deadPort = await closedPort();
+    const dead: Upstream = { proxyId: 90, ip: "127.0.0.1", port: deadPort, username: "", password: "", country: "N/A" };
+    const listener = await open({ protocol: "http", listenProtocol: "http" }, [dead, upstreamOf(victim, 91), upstreamOf(tinyA, 1)]);
+    const before = [];
+    for (let i = 0; i < 3; i++) before.push(await curl(["-x", proxyUrl("http", listener), origin.httpUrl]));
+    expect(before.map((r) => r.status)).toEqual([200, 200, 200]);
+    expect(before.map(egressOf)).toContain("127.0.0.7");
+    await victim.stop();
+    for (let i = 0; i < 6; i++) {
+      const plain = await curl(["-x", proxyUrl("http", listener), origin.httpUrl]);
+      const tunnel = await curl(["-p", "-x", proxyUrl("http", listener), origin.httpUrl]);
+      expect([plain.status, egressOf(plain), tunnel.status, egressOf(tunnel)]).toEqual([200, "127.0.0.2", 200, "127.0.0.2"]);
+    }
+    expect(listener.pool.isBenched(90)).toBe(true);
+  });
+
+  it("refuses private targets with the guard closed (403, SOCKS rule failure)", async () => {
+    const closed = new OutboundGuard({ allowPrivateNetworkTargets: false });
+    const http = await open({ protocol: "http", listenProtocol: "http", guard: closed }, [upstreamOf(tinyA, 1)]);
+    expect((await curl(["-x", proxyUrl("http", http), origin.httpUrl])).status).toBe(403);
+    expect((await curl(["-p", "-x", proxyUrl("http", http), origin.httpUrl])).exitCode).not.toBe(0);
+    const socks = await open({ protocol: "socks5", listenProtocol: "socks5", guard: closed }, [upstreamOf(microsocks, 4)]);
+    expect((await curl(["--socks5", `127.0.0.1:${socks.port}`, origin.httpUrl])).exitCode).toBe(97);
+  });
+
+  it("stop() closes the port and every open tunnel", async () => {
+    const listener = await open({ protocol: "http", listenProtocol: "http" }, [upstreamOf(tinyA, 1)]);
+    const client = net.connect({ host: "127.0.0.1", port: listener.port });
+    let answer = "";
+    client.on("data", (chunk: Buffer) => (answer += chunk.toString("latin1")));
+    let closed = false;
+    client.on("close", () => (closed = true));
+    client.on("error", () => undefined);
+    client.write(`CONNECT ${origin.host}:${origin.httpPort} HTTP/1.1\r\nHost: ${origin.host}:${origin.httpPort}\r\n\r\n`);
+    await waitFor(() => answer.startsWith("HTTP/1.1 200"), { what: "tunnel established" });
+    await listener.stop();
+    await waitFor(() => closed, { what: "tunnel closed" });
+    const refused = await curl(["-x", proxyUrl("http", listener), origin.httpUrl]);
+    expect(refused.exitCode).toBe(7);
+  });
+});

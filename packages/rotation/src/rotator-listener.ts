@@ -1,0 +1,142 @@
+import net from "node:net";
+import tls from "node:tls";
+
+import type { OutboundGuard } from "@roost/net";
+
+import { handleHttpClient } from "./listeners/http-wire.js";
+import { handleSocksClient } from "./listeners/socks-proxy.js";
+import type { TlsMaterial } from "./listeners/tls-certificate.js";
+import { UpstreamConnections } from "./listeners/upstream-connections.js";
+import type { RotatorDefinition } from "./rotator-repository.js";
+import { UpstreamConnector } from "./upstream-connector.js";
+import { UpstreamPool } from "./upstream-pool.js";
+
+export interface RotatorObserver {
+  request(rotatorId: number, kind: "request" | "tunnel"): void;
+  upstreamFailure(rotatorId: number, reason: string): void;
+  connectionOpened(rotatorId: number): void;
+  connectionClosed(rotatorId: number): void;
+  /** A client connection closed: bytes it sent (`in`) and received (`out`), TLS included. */
+  clientBytes(rotatorId: number, bytesIn: number, bytesOut: number): void;
+}
+
+export interface RotatorListenerOptions {
+  definition: RotatorDefinition;
+  host: string;
+  guard: OutboundGuard;
+  /** Key of the password HMAC (rotator-password.ts). */
+  serverKey: string;
+  /** Required for listen protocol `https`. */
+  tls?: TlsMaterial;
+  /** Per upstream attempt, in ms. @defaultValue 10000 */
+  upstreamTimeoutMs?: number;
+  /** Upstreams tried per request or tunnel. @defaultValue 3 */
+  maxAttempts?: number;
+  pool?: UpstreamPool;
+  observer?: RotatorObserver;
+}
+
+/**
+ * One rotator's listening port: owns its server, every client and upstream
+ * socket, and its upstream pool. stop() closes the port and every tunnel.
+ */
+export class RotatorListener {
+  readonly pool: UpstreamPool;
+  private readonly sockets = new Set<net.Socket>();
+  private readonly connections: UpstreamConnections;
+  private server: net.Server | undefined;
+
+  constructor(private readonly options: RotatorListenerOptions) {
+    this.pool = options.pool ?? new UpstreamPool();
+    this.connections = new UpstreamConnections({ track: (socket) => this.track(socket) });
+  }
+
+  private track(socket: net.Socket): void {
+    if (this.sockets.has(socket)) return;
+    const id = this.options.definition.id;
+    this.sockets.add(socket);
+    this.options.observer?.connectionOpened(id);
+    socket.once("close", () => {
+      this.sockets.delete(socket);
+      this.options.observer?.connectionClosed(id);
+    });
+  }
+
+  get definition(): RotatorDefinition {
+    return this.options.definition;
+  }
+
+  get port(): number {
+    const address = this.server?.address();
+    return typeof address === "object" && address ? address.port : this.options.definition.listenPort;
+  }
+
+  get openSockets(): number {
+    return this.sockets.size;
+  }
+
+  async start(): Promise<void> {
+    const { definition, observer } = this.options;
+    const id = definition.id;
+    const auth = { required: definition.authRequired, username: definition.authUsername, passwordHash: definition.authPasswordHash, serverKey: this.options.serverKey };
+    const connector = new UpstreamConnector({
+      guard: this.options.guard,
+      protocol: definition.protocol,
+      pool: this.pool,
+      ...(this.options.upstreamTimeoutMs !== undefined ? { attemptTimeoutMs: this.options.upstreamTimeoutMs } : {}),
+      ...(this.options.maxAttempts !== undefined ? { maxAttempts: this.options.maxAttempts } : {}),
+      onUpstreamFailure: (reason) => observer?.upstreamFailure(id, reason),
+    });
+    const track = (socket: net.Socket): void => this.track(socket);
+    const onRequest = (kind: "request" | "tunnel"): void => observer?.request(id, kind);
+    let server: net.Server;
+    if (definition.listenProtocol === "http" || definition.listenProtocol === "https") {
+      const wire = {
+        auth,
+        protocol: definition.protocol,
+        pool: this.pool,
+        connector,
+        guard: this.options.guard,
+        connections: this.connections,
+        upstreamTimeoutMs: this.options.upstreamTimeoutMs ?? 10_000,
+        maxAttempts: this.options.maxAttempts ?? 3,
+        track,
+        onRequest,
+        onUpstreamFailure: (reason: string) => observer?.upstreamFailure(id, reason),
+      };
+      server =
+        definition.listenProtocol === "https"
+          ? tls.createServer({ ...this.tlsMaterial(), handshakeTimeout: 10_000 }, (socket) => handleHttpClient(wire, socket))
+          : net.createServer({ noDelay: true }, (socket) => handleHttpClient(wire, socket));
+      // A TLS handshake that fails never reaches the handler; its raw socket is still tracked for stop().
+      if (definition.listenProtocol === "https") server.on("connection", track);
+    } else {
+      const version = definition.listenProtocol === "socks5" ? 5 : 4;
+      server = net.createServer({ noDelay: true }, (socket) => handleSocksClient({ version, auth, connector, track, onRequest }, socket));
+    }
+    server.on("connection", (socket: net.Socket) => socket.once("close", () => observer?.clientBytes(id, socket.bytesRead, socket.bytesWritten)));
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen({ host: this.options.host, port: definition.listenPort, exclusive: true }, () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
+    this.server = server;
+  }
+
+  /** Closes the port, destroys every open connection and tunnel; idempotent. */
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    const closed = server ? new Promise<void>((resolve) => server.close(() => resolve())) : Promise.resolve();
+    for (const socket of this.sockets) socket.destroy();
+    this.connections.destroyAll();
+    await closed;
+  }
+
+  private tlsMaterial(): TlsMaterial {
+    if (!this.options.tls) throw new Error(`rotator ${this.options.definition.id} listens on https but no certificate was given`);
+    return this.options.tls;
+  }
+}
