@@ -9,6 +9,7 @@ import { checkerConfigFromEnv, createCheckerService } from "@roost/service-check
 import { buildGatewayDeps, createGatewayService, gatewayConfigFromEnv } from "@roost/service-gateway";
 import { createMailerService, mailerConfigFromEnv } from "@roost/service-mailer";
 import { createMaintenanceService, maintenanceConfigFromEnv } from "@roost/service-maintenance";
+import { createScraperService, scraperConfigFromEnv } from "@roost/service-scraper";
 import { allInOneConfigFromEnv, serviceEnv } from "./config/all-in-one.config.js";
 
 /**
@@ -65,6 +66,12 @@ runService({
       const checker = createCheckerService({ config: checkerConfigFromEnv(env), db, redisUrl, logger, metrics, buildVersion: build.buildVersion });
       shutdown.add("workers", "checker", () => checker.stop());
       await checker.start();
+    }
+    if (config.SERVICES.includes("scraper")) {
+      // Stops in the workers phase: running scrapes finish before the pool closes.
+      const scraper = createScraperService({ config: scraperConfigFromEnv(env), db, redisUrl, logger, metrics, buildVersion: build.buildVersion });
+      shutdown.add("workers", "scraper", () => scraper.stop());
+      await scraper.start();
     }
     if (config.SERVICES.includes("gateway")) {
       const gatewayConfig = gatewayConfigFromEnv({ ...env, DATA_DIR: dataDir });

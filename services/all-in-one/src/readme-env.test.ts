@@ -6,6 +6,7 @@ import { checkerEnvSchema, checkerInfraSchema } from "@roost/service-checker";
 import { gatewayEnvSchema } from "@roost/service-gateway";
 import { mailerEnvSchema, mailerInfraSchema } from "@roost/service-mailer";
 import { maintenanceEnvSchema, maintenanceInfraSchema } from "@roost/service-maintenance";
+import { scraperEnvSchema, scraperInfraSchema } from "@roost/service-scraper";
 import { allInOneEnvSchema } from "./config/all-in-one.config.js";
 
 const readme = readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../README.md"), "utf8");
@@ -31,6 +32,8 @@ const schemas: Record<string, z.ZodType> = {
   allInOne: allInOneEnvSchema,
   checker: checkerEnvSchema,
   checkerInfra: checkerInfraSchema,
+  scraper: scraperEnvSchema,
+  scraperInfra: scraperInfraSchema,
 };
 
 describe("README", () => {
