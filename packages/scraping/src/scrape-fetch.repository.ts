@@ -41,6 +41,16 @@ export async function claimDueFetches(pool: Queryable, { limit, leaseMs }: { lim
   return rows.map((row) => ({ fetchId: row.id, url: row.url })).sort((a, b) => a.fetchId - b.fetchId);
 }
 
+/** Gives every followed URL without a fetch state one, due at once (sources written by any path get scraped). */
+export async function adoptUnfetchedSources(pool: Queryable): Promise<number> {
+  const { rowCount } = await pool.query(
+    `INSERT INTO scrape_fetches (url)
+     SELECT DISTINCT s.url FROM scrape_sources s WHERE NOT EXISTS (SELECT 1 FROM scrape_fetches f WHERE f.url = s.url)
+     ON CONFLICT (url) DO NOTHING`,
+  );
+  return rowCount ?? 0;
+}
+
 /** Makes sure each URL has its fetch state; new ones are due at once. Returns the states' ids by URL. */
 export async function ensureFetches(client: Queryable, urls: readonly string[]): Promise<Map<string, number>> {
   if (urls.length === 0) return new Map();

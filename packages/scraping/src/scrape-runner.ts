@@ -6,6 +6,7 @@ import { SCRAPE_JOB_PRIORITY, SCRAPE_WAKE_JOB_ID, type Producer, type scrapeQueu
 import { fetchSource, type ScrapeStatus } from "./fetch-source.js";
 import type { RobotsCache } from "./robots-cache.js";
 import {
+  adoptUnfetchedSources,
   claimDueFetches,
   deleteUnfollowedFetch,
   ensureFetches,
@@ -196,6 +197,7 @@ export async function runScrapeTick(
   const waiting = await deps.scrapes.queue.getJobCountByTypes("wait", "prioritized", "paused");
   const room = maxQueued - waiting;
   if (room <= 0) return { queued: 0, waiting };
+  await adoptUnfetchedSources(deps.pool);
   const claimed = await claimDueFetches(deps.pool, { limit: room, leaseMs });
   const claimedAt = Date.now();
   for (const fetch of claimed) {
