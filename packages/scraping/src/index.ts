@@ -8,3 +8,5 @@ export { claimDueFetches, ensureFetches, makeFetchDue, selectFetchByUrl } from "
 export type { ClaimedFetch, FetchState } from "./scrape-fetch.repository.js";
 export { runScrapeSource, runScrapeTick, runScrapeUrl, wakeScrapeScheduler } from "./scrape-runner.js";
 export type { ScrapeDeps, ScrapeProducer, ScrapeSchedulerOptions, ScrapeSettings, ScrapeUrlResult } from "./scrape-runner.js";
+export { attachSources, SourcesNotQueuedError } from "./attach-sources.js";
+export type { AttachSourcesDeps } from "./attach-sources.js";

@@ -128,6 +128,21 @@ describe("scraping sources API", () => {
     expect((await h.http.delete("/api/scrapingSources").set(as(bob)).send({ ids: [1] })).status).toBe(400);
   });
 
+  it("attaches and queues the global scrape_sites for a new user at registration", async () => {
+    const saved = await h.http
+      .post("/api/saveSettings")
+      .set(as(admin))
+      .send({ scraper: { scrape_sites: ["http://8.8.8.8/default.txt", "https://8.8.4.4/default.json"] } });
+    expect(saved.status).toBe(200);
+    const res = await h.http.post("/api/register").send({ email: "defaults@example.com", password: "Correct-Horse-42" });
+    expect([res.status, Object.keys(res.body)]).toEqual([201, ["token"]]);
+    const sources = await sourcesOf((res.body as { token: string }).token);
+    expect(sources.map((s) => s.url)).toEqual(["http://8.8.8.8/default.txt", "https://8.8.4.4/default.json"]);
+    const jobs = await h.deps.queues.scrape.queue.getJobs(["wait", "prioritized"]);
+    expect(jobs.map((job) => job.id)).toEqual(expect.arrayContaining(sources.map((s) => `ss-${s.id}`)));
+    await h.http.post("/api/saveSettings").set(as(admin)).send({ scraper: { scrape_sites: [] } });
+  });
+
   it("matches the literal routes before /{id} and answers the robots check for an unreachable host", async () => {
     const respect = await h.http.get("/api/scrapingSources/respectRobots").set(as(alice));
     expect([respect.status, respect.body]).toEqual([200, { respect_robots_txt: true }]);
@@ -144,27 +159,43 @@ describe("scraping sources API", () => {
 describe("scraping sources API without Redis", () => {
   let owned: OwnedRedis;
   let h: GatewayHarness;
+  let running = true;
+  let user = "";
 
   beforeAll(async () => {
     owned = await startOwnedRedis();
     h = await startGatewayHarness({ REDIS_URL: owned.url });
+    const admin = (await h.register()).token;
+    const saved = await h.http.post("/api/saveSettings").set({ Authorization: `Bearer ${admin}` }).send({ scraper: { scrape_sites: ["http://8.8.8.8/default.txt"] } });
+    expect(saved.status).toBe(200);
+    user = (await h.register()).token;
+    const early = await h.http.post("/api/scrapingSources").set({ Authorization: `Bearer ${user}` }).field("scrapeSourceTextarea", "http://8.8.8.8/early.txt");
+    expect([early.status, early.body]).toEqual([200, { sourceCount: 1 }]);
+    await owned.stop();
+    running = false;
   }, 60_000);
   afterAll(async () => {
     // Back up (empty) first, so the gateway's queue connections close instead of waiting to reconnect.
-    await owned?.start();
+    if (!running) await owned?.start();
     await h?.close();
     await owned?.close();
   });
 
+  const urlsOf = async (email: string) =>
+    (await h.db.pool.query<{ url: string }>("SELECT s.url FROM scrape_sources s JOIN users u ON u.id = s.user_id WHERE u.email = $1 ORDER BY s.id", [email])).rows.map((row) => row.url);
+
+  it("registers a user with a warning and without the default sources when they cannot be queued", async () => {
+    const res = await h.http.post("/api/register").send({ email: "warned@example.com", password: "Correct-Horse-42" });
+    expect([res.status, res.body]).toEqual([201, { token: expect.any(String), warning: expect.any(String) }]);
+    expect(await urlsOf("warned@example.com")).toEqual([]);
+  });
+
   it("rolls a save back and answers 503 when the scrape queue cannot take the announcements", async () => {
-    const { token } = await h.register();
-    const as = { Authorization: `Bearer ${token}` };
-    const saved = await h.http.post("/api/scrapingSources").set(as).field("scrapeSourceTextarea", "http://8.8.8.8/early.txt");
-    expect([saved.status, saved.body]).toEqual([200, { sourceCount: 1 }]);
-    await owned.stop();
-    const res = await h.http.post("/api/scrapingSources").set(as).field("scrapeSourceTextarea", "http://8.8.8.8/late.txt\nhttp://8.8.8.8/later.txt");
+    const res = await h.http.post("/api/scrapingSources").set({ Authorization: `Bearer ${user}` }).field("scrapeSourceTextarea", "http://8.8.8.8/late.txt\nhttp://8.8.8.8/later.txt");
     expect([res.status, res.body]).toEqual([503, { error: expect.any(String) }]);
-    const urls = await h.db.pool.query<{ url: string }>("SELECT url FROM scrape_sources ORDER BY id");
-    expect(urls.rows.map((row) => row.url)).toEqual(["http://8.8.8.8/early.txt"]);
+    const owner = await h.db.pool.query<{ n: string }>("SELECT count(*)::text AS n FROM scrape_sources WHERE url LIKE '%/late%'");
+    expect(owner.rows[0]?.n).toBe("0");
+    expect((await h.db.pool.query("SELECT 1 FROM scrape_sources WHERE url = 'http://8.8.8.8/early.txt'")).rowCount).toBe(1);
+    expect((await h.db.pool.query("SELECT 1 FROM scrape_sources WHERE url = 'http://8.8.8.8/default.txt'")).rowCount).toBe(1);
   });
 });

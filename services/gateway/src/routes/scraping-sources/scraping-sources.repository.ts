@@ -1,5 +1,4 @@
 import type pg from "pg";
-import { ensureFetches } from "@roost/scraping";
 
 type Queryable = Pick<pg.Pool | pg.PoolClient, "query">;
 
@@ -55,21 +54,6 @@ function summary(row: SummaryRow): SourceSummary {
     added_at: row.added_at.toISOString(),
     last_scraped_at: iso(row.last_scraped_at),
   };
-}
-
-/**
- * Adds the URLs the user does not follow yet (with their fetch state) in the
- * caller's transaction; returns the new rows.
- */
-export async function insertSources(client: Queryable, userId: number, urls: readonly string[]): Promise<{ id: number; url: string }[]> {
-  if (urls.length === 0) return [];
-  const { rows } = await client.query<{ id: number; url: string }>(
-    `INSERT INTO scrape_sources (user_id, url) SELECT $1, u FROM unnest($2::text[]) AS u
-     ON CONFLICT (user_id, url) DO NOTHING RETURNING id, url`,
-    [userId, urls],
-  );
-  await ensureFetches(client, rows.map((row) => row.url));
-  return rows.sort((a, b) => a.id - b.id);
 }
 
 export async function deleteSourcesById(pool: Queryable, userId: number, ids: readonly number[]): Promise<number> {

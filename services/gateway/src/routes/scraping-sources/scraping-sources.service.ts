@@ -1,11 +1,9 @@
 import { isBlockedUrl } from "@roost/global-config";
 import { OutboundBlockedError, type OutboundGuard } from "@roost/net";
 import type { Logger } from "@roost/observability";
-import { SCRAPE_JOB_PRIORITY } from "@roost/queue";
-import type { ScrapeProducer } from "@roost/scraping";
+import { attachSources, SourcesNotQueuedError, type ScrapeProducer } from "@roost/scraping";
 import type pg from "pg";
 import { badRequest, unavailable } from "../../http/http-error.js";
-import { deleteSourcesById, insertSources } from "./scraping-sources.repository.js";
 import { MAX_SOURCES_PER_REQUEST, parseSourceLines } from "./scraping-sources.schema.js";
 
 export interface AddSourcesDeps {
@@ -22,8 +20,8 @@ const RESOLVE_TIMEOUT_MS = 3000;
 /**
  * POST /api/scrapingSources: every line must be a safe http(s) URL that the
  * website blacklist allows, or nothing is saved (400 naming them). New sources
- * are saved, then announced with one `scrape-source` job each; a failed
- * announcement removes them again (503).
+ * are attached as at registration (attachSources); when they cannot be
+ * queued they are removed again (503).
  */
 export async function addSources(deps: AddSourcesDeps, userId: number, texts: readonly string[]): Promise<{ sourceCount: number }> {
   const { urls, unsafe } = parseSourceLines(texts);
@@ -39,28 +37,13 @@ export async function addSources(deps: AddSourcesDeps, userId: number, texts: re
       websiteBlacklist: [...deps.websiteBlacklist],
     });
   }
-  const client = await deps.pool.connect();
-  let added: { id: number; url: string }[];
   try {
-    await client.query("BEGIN");
-    added = await insertSources(client, userId, urls);
-    await client.query("COMMIT");
+    const added = await attachSources(deps, userId, urls);
+    return { sourceCount: added.length };
   } catch (error) {
-    await client.query("ROLLBACK").catch(() => undefined);
+    if (error instanceof SourcesNotQueuedError) throw unavailable("Scraping sources could not be queued; nothing was saved. Try again later.");
     throw error;
-  } finally {
-    client.release();
   }
-  try {
-    for (const source of added) {
-      await deps.scrapes.enqueue("scrape-source", { userId, sourceId: source.id }, { jobId: `ss-${source.id}`, priority: SCRAPE_JOB_PRIORITY });
-    }
-  } catch (error) {
-    deps.logger.error("scrape sources not queued; the save is rolled back", { userId, sources: added.length, error });
-    await deleteSourcesById(deps.pool, userId, added.map((source) => source.id));
-    throw unavailable("Scraping sources could not be queued; nothing was saved. Try again later.");
-  }
-  return { sourceCount: added.length };
 }
 
 /** URLs whose host the outbound guard refuses now (a name that does not resolve yet is left to fetch time). */
