@@ -13,8 +13,8 @@ export interface NginxListServer {
   redirectTo(url: string): string;
   /** Writes a file served at `/<name>` (ETag and Last-Modified come from nginx's static handler). */
   put(name: string, content: string | Buffer): Promise<void>;
-  /** Request paths (with query) nginx has answered so far, with their status, oldest first. */
-  requests(): Promise<{ path: string; status: number }[]>;
+  /** Request paths (with query) nginx has answered so far, with their status and user agent, oldest first. */
+  requests(): Promise<{ path: string; status: number; userAgent: string }[]>;
   stop(): Promise<void>;
 }
 
@@ -45,7 +45,7 @@ export async function startNginxListServer(options: NginxListServerOptions = {})
       `error_log ${path("error.log")} warn;`,
       "events { worker_connections 256; }",
       "http {",
-      "  log_format paths '$status $request_uri';",
+      "  log_format paths '$status $request_uri $http_user_agent';",
       `  access_log ${path("access.log")} paths;`,
       "  types { text/plain txt; text/html html; application/json json; }",
       "  default_type text/plain;",
@@ -79,8 +79,8 @@ export async function startNginxListServer(options: NginxListServerOptions = {})
           .split("\n")
           .filter((line) => line !== "")
           .map((line) => {
-            const space = line.indexOf(" ");
-            return { status: Number(line.slice(0, space)), path: line.slice(space + 1) };
+            const [status = "", path = "", ...agent] = line.split(" ");
+            return { status: Number(status), path, userAgent: agent.join(" ") };
           });
       },
       stop: () => (stopping ??= daemon.stop().finally(() => dir.remove())),

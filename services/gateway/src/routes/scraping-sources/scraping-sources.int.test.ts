@@ -1,7 +1,10 @@
 import request from "supertest";
 import { startGatewayHarness, type GatewayHarness } from "../../test-support/gateway.harness.js";
+import { peerBinariesAvailable, startNginxListServer, type NginxListServer } from "@roost/testkit";
 import { startOwnedRedis, type OwnedRedis } from "../../test-support/owned-redis.js";
 import { insertProxy } from "../../test-support/proxy-fixtures.js";
+
+const describePeers = peerBinariesAvailable("nginx") ? describe : describe.skip;
 
 /** The scraping-source API against a real gateway, database and queue. */
 describe("scraping sources API", () => {
@@ -197,5 +200,37 @@ describe("scraping sources API without Redis", () => {
     expect(owner.rows[0]?.n).toBe("0");
     expect((await h.db.pool.query("SELECT 1 FROM scrape_sources WHERE url = 'http://8.8.8.8/early.txt'")).rowCount).toBe(1);
     expect((await h.db.pool.query("SELECT 1 FROM scrape_sources WHERE url = 'http://8.8.8.8/default.txt'")).rowCount).toBe(1);
+  });
+});
+
+/** The robots check against a real nginx: the gateway may reach loopback here (ALLOW_PRIVATE_NETWORK_TARGETS). */
+describePeers("scraping sources robots check", () => {
+  let h: GatewayHarness;
+  let lists: NginxListServer;
+  let bare: NginxListServer;
+  let token = "";
+
+  beforeAll(async () => {
+    lists = await startNginxListServer({ host: "127.0.0.13" });
+    bare = await startNginxListServer({ host: "127.0.0.14" });
+    await lists.put("robots.txt", "User-agent: *\nDisallow: /private/\n");
+    h = await startGatewayHarness({ ALLOW_PRIVATE_NETWORK_TARGETS: "true", SCRAPER_PROJECT_URL: "https://roost.example/project" });
+    token = (await h.register()).token;
+  }, 60_000);
+  afterAll(async () => {
+    await h?.close();
+    await Promise.all([lists?.stop(), bare?.stop()]);
+  });
+
+  const check = async (url: string) => (await h.http.get("/api/scrapingSources/check").query({ url }).set({ Authorization: `Bearer ${token}` })).body;
+
+  it("reads robots.txt once per origin with the scraper's user agent and answers found, disallowed and not found", async () => {
+    expect(await check(`${lists.origin}/public/list.txt`)).toEqual({ allowed: true, robots_found: true, error: null });
+    expect(await check(`${lists.origin}/private/list.txt`)).toEqual({ allowed: false, robots_found: true, error: null });
+    expect(await check(`${bare.origin}/private/list.txt`)).toEqual({ allowed: true, robots_found: false, error: null });
+    const robots = (await lists.requests()).filter((r) => r.path === "/robots.txt");
+    expect(robots).toEqual([{ path: "/robots.txt", status: 200, userAgent: "Roost/test (+https://roost.example/project)" }]);
+    // Only robots.txt was asked for, never the lists themselves.
+    expect((await lists.requests()).every((r) => r.path === "/robots.txt")).toBe(true);
   });
 });
