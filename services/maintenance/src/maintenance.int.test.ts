@@ -137,7 +137,7 @@ describe("maintenance jobs", () => {
       await db.prisma.user.delete({ where: { id: gone } });
       const prefix = redis.prefix.slice(0, -1);
       const service = createMaintenanceService({
-        config: { QUEUE_PREFIX: prefix, MAINTENANCE_CONCURRENCY: 1 },
+        config: { QUEUE_PREFIX: prefix, ALLOW_PRIVATE_NETWORK_TARGETS: false, MAINTENANCE_CONCURRENCY: 1 },
         db,
         redisUrl: redis.url,
         logger: createLogger({ silent: true }),

@@ -1,8 +1,10 @@
 import type { Database } from "@roost/db";
+import { OutboundGuard } from "@roost/net";
 import type { Logger } from "@roost/observability";
 import { createConsumer, createProducer, createRedisConnection, maintenanceQueue, type Consumer } from "@roost/queue";
 import type { MaintenanceConfig } from "./config/maintenance.config.js";
 import { purgeDeletedAccounts } from "./jobs/account-purge.job.js";
+import { refreshBlacklists } from "./jobs/blacklist-refresh.job.js";
 import { maintainStatisticsPartitions } from "./jobs/statistics-retention.job.js";
 import { cleanupResetTokens, cleanupRevokedTokens } from "./jobs/token-cleanup.job.js";
 
@@ -11,6 +13,8 @@ export interface MaintenanceDeps {
   db: Database;
   redisUrl: string;
   logger: Logger;
+  /** Test-only: the outbound guard to use instead of one built from ALLOW_PRIVATE_NETWORK_TARGETS. */
+  guard?: OutboundGuard;
 }
 
 export interface MaintenanceService {
@@ -26,6 +30,7 @@ export function createMaintenanceService(deps: MaintenanceDeps): MaintenanceServ
   const producer = createProducer(maintenanceQueue, { connection: producerConnection, prefix: deps.config.QUEUE_PREFIX });
   let consumer: Consumer | null = null;
   const { pool } = deps.db;
+  const guard = deps.guard ?? new OutboundGuard({ allowPrivateNetworkTargets: deps.config.ALLOW_PRIVATE_NETWORK_TARGETS });
 
   return {
     async start() {
@@ -45,6 +50,12 @@ export function createMaintenanceService(deps: MaintenanceDeps): MaintenanceServ
           "statistics-partitions": async () => {
             const result = await maintainStatisticsPartitions(pool);
             if (result.created.length > 0 || result.dropped.length > 0) logger.info("statistics partitions maintained", result);
+            return result;
+          },
+          "blacklist-refresh": async () => {
+            const result = await refreshBlacklists(pool, guard);
+            for (const failure of result.failed) logger.warn("blacklist source not refreshed; its previous ranges stay", failure);
+            if (result.refreshed.length > 0) logger.info("blacklists refreshed", { refreshed: result.refreshed, removedProxies: result.removedProxies });
             return result;
           },
           "purge-deleted-accounts": async (payload) => {

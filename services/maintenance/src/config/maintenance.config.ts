@@ -1,9 +1,11 @@
 import { z } from "zod";
-import { envInt, envLogLevel, envOptionalString, envString, loadConfig } from "@roost/config";
+import { envBool, envInt, envLogLevel, envOptionalString, envString, loadConfig } from "@roost/config";
 
 /** Variables the maintenance worker reads (besides DATABASE_URL/REDIS_URL given by main). */
 export const maintenanceEnvSchema = z.object({
   QUEUE_PREFIX: envString("roost"),
+  /** Lets blacklist sources live on private, loopback and link-local addresses. */
+  ALLOW_PRIVATE_NETWORK_TARGETS: envBool(false),
   /** Parallel maintenance jobs; 1. */
   MAINTENANCE_CONCURRENCY: envInt(1, 1, 16),
 });
