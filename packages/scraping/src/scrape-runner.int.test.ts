@@ -4,7 +4,16 @@ import { createGeoResolver, type GeoDatabase } from "@roost/geo";
 import { OutboundGuard, type ResolveAll } from "@roost/net";
 import { createLogger } from "@roost/observability";
 import { checkQueue, createProducer, createRedisConnection, scrapeQueue, type Producer } from "@roost/queue";
-import { createTestDatabase, createTestRedis, peerBinariesAvailable, startNginxListServer, type NginxListServer, type TestDatabase, type TestRedis } from "@roost/testkit";
+import {
+  createTestDatabase,
+  createTestRedis,
+  peerBinariesAvailable,
+  startNginxListServer,
+  waitFor,
+  type NginxListServer,
+  type TestDatabase,
+  type TestRedis,
+} from "@roost/testkit";
 import { RobotsCache } from "./robots-cache.js";
 import { claimDueFetches, ensureFetches } from "./scrape-fetch.repository.js";
 import { runScrapeSource, runScrapeTick, runScrapeUrl, type ScrapeDeps, type ScrapeSettings } from "./scrape-runner.js";
@@ -251,6 +260,22 @@ describePeers("scraping a source", () => {
     expect((await runScrapeUrl(deps, fetchId)).status).toBe("blocked");
     expect(await sourceRow(sourceId)).toMatchObject({ last_status: "blocked", last_error: "the website blacklist blocks this source" });
     expect(await hits(lists, "/banned.txt")).toHaveLength(0);
+  });
+
+  it("claims a URL again once the lease of a job lost with its worker runs out, never before", async () => {
+    await db.pool.query("UPDATE scrape_fetches SET next_fetch_at = now() + interval '1 day'");
+    await lists.put("lost.txt", "8.8.13.1:80\n");
+    const { sourceId, fetchId } = await follow(await newUser(), `${lists.origin}/lost.txt`);
+    // A worker claims the URL and dies before running its job: nothing records it.
+    expect((await claimDueFetches(db.pool, { limit: 10, leaseMs: 400 })).map((claim) => claim.fetchId)).toEqual([fetchId]);
+    expect(await claimDueFetches(db.pool, { limit: 10, leaseMs: 60_000 })).toEqual([]);
+    const reclaimed = await waitFor(async () => {
+      const claims = await claimDueFetches(db.pool, { limit: 10, leaseMs: 60_000 });
+      return claims.length > 0 ? claims : null;
+    }, { timeoutMs: 5000, what: "the lease to run out" });
+    expect(reclaimed.map((claim) => claim.fetchId)).toEqual([fetchId]);
+    expect((await runScrapeUrl(deps, fetchId)).status).toBe("ok");
+    expect(await sourceRow(sourceId)).toMatchObject({ last_status: "ok", last_proxy_count: 1 });
   });
 
   it("claims due URLs fairly with a lease and queues one job per URL with an id naming the claim", async () => {
