@@ -56,6 +56,8 @@ export interface RobotsCacheOptions {
 export class RobotsCache {
   readonly #options: RobotsCacheOptions;
   readonly #byOrigin = new Map<string, CachedRobots>();
+  /** Fetches under way, so concurrent checks of one origin share one request. */
+  readonly #pending = new Map<string, Promise<CachedRobots>>();
 
   constructor(options: RobotsCacheOptions) {
     this.#options = options;
@@ -74,6 +76,15 @@ export class RobotsCache {
     const now = (this.#options.now ?? Date.now)();
     const cached = this.#byOrigin.get(origin);
     if (cached && cached.expiresAt > now) return cached;
+    let pending = this.#pending.get(origin);
+    if (!pending) {
+      pending = this.#load(origin, now).finally(() => this.#pending.delete(origin));
+      this.#pending.set(origin, pending);
+    }
+    return pending;
+  }
+
+  async #load(origin: string, now: number): Promise<CachedRobots> {
     const ttlMs = this.#options.ttlMs ?? 3_600_000;
     const fetched = await this.#fetch(origin, now + ttlMs);
     // A failure is retried within a minute: an unreachable file must not disallow a host for the whole hour.

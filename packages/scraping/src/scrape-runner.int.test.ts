@@ -197,6 +197,15 @@ describePeers("scraping a source", () => {
     expect((await hits(lists, "/private-list.txt")).map((hit) => hit.userAgent)).toEqual([userAgent]);
   });
 
+  it("asks for one origin's robots.txt once however many checks run at once", async () => {
+    await lists.put("robots.txt", "User-agent: *\nDisallow: /private-\n");
+    const before = (await hits(lists, "/robots.txt")).length;
+    const cache = new RobotsCache({ guard: deps.guard, userAgent, timeoutMs: 2000 });
+    const verdicts = await Promise.all(Array.from({ length: 5 }, (_, n) => cache.check(`${lists.origin}/${n % 2 === 0 ? "public" : "private-"}-${n}.txt`)));
+    expect(verdicts.map((verdict) => verdict.allowed)).toEqual([true, false, true, false, true]);
+    expect(await hits(lists, "/robots.txt")).toHaveLength(before + 1);
+  });
+
   it("records a slow list, an oversize list, an HTTP error and too many redirects as errors, and follows a good redirect", async () => {
     await lists.put("slow.txt", "8.8.10.1:80\n".repeat(20));
     await lists.put("big.txt", "8.8.10.2:80\n".repeat(10_000));
