@@ -41,11 +41,18 @@ export async function claimDueFetches(pool: Queryable, { limit, leaseMs }: { lim
   return rows.map((row) => ({ fetchId: row.id, url: row.url })).sort((a, b) => a.fetchId - b.fetchId);
 }
 
+/**
+ * "Due now" as stored: timestamptz(3) rounds to the nearest millisecond, so a
+ * plain now() may be stored up to half a millisecond ahead and miss a claim
+ * made in that millisecond; truncating never lands in the future.
+ */
+const DUE_NOW = "date_trunc('milliseconds', now())";
+
 /** Gives every followed URL without a fetch state one, due at once (sources written by any path get scraped). */
 export async function adoptUnfetchedSources(pool: Queryable): Promise<number> {
   const { rowCount } = await pool.query(
-    `INSERT INTO scrape_fetches (url)
-     SELECT DISTINCT s.url FROM scrape_sources s WHERE NOT EXISTS (SELECT 1 FROM scrape_fetches f WHERE f.url = s.url)
+    `INSERT INTO scrape_fetches (url, next_fetch_at)
+     SELECT DISTINCT s.url, ${DUE_NOW} FROM scrape_sources s WHERE NOT EXISTS (SELECT 1 FROM scrape_fetches f WHERE f.url = s.url)
      ON CONFLICT (url) DO NOTHING`,
   );
   return rowCount ?? 0;
@@ -56,7 +63,7 @@ export async function ensureFetches(client: Queryable, urls: readonly string[]):
   if (urls.length === 0) return new Map();
   const { rows } = await client.query<{ id: number; url: string }>(
     `WITH added AS (
-       INSERT INTO scrape_fetches (url) SELECT DISTINCT unnest($1::text[]) ON CONFLICT (url) DO NOTHING RETURNING id, url
+       INSERT INTO scrape_fetches (url, next_fetch_at) SELECT DISTINCT u, ${DUE_NOW} FROM unnest($1::text[]) AS u ON CONFLICT (url) DO NOTHING RETURNING id, url
      )
      SELECT id, url FROM added UNION ALL SELECT id, url FROM scrape_fetches WHERE url = ANY($1::text[])`,
     [urls],
@@ -145,9 +152,13 @@ export async function recordFetch(pool: Queryable, fetchId: number, record: Fetc
   );
 }
 
-/** Makes a URL due now (a new follower of a URL never fetched successfully). */
+/**
+ * Makes a URL due now (a new follower of a URL never fetched successfully).
+ * A URL never fetched at all is already due or leased to a running job, which
+ * serves followers added while it runs: it is left alone.
+ */
 export async function makeFetchDue(pool: Queryable, fetchId: number): Promise<void> {
-  await pool.query("UPDATE scrape_fetches SET next_fetch_at = now() WHERE id = $1 AND next_fetch_at > now()", [fetchId]);
+  await pool.query(`UPDATE scrape_fetches SET next_fetch_at = ${DUE_NOW} WHERE id = $1 AND next_fetch_at > ${DUE_NOW} AND last_fetched_at IS NOT NULL`, [fetchId]);
 }
 
 /** Fetch states nobody follows any more. */

@@ -174,9 +174,9 @@ describePeers("scraping a source", () => {
     expect(await runScrapeSource({ ...deps, scrapes }, lateUser, late.sourceId)).toBe("handed-off");
     expect(await hits(lists, "/handoff.txt")).toHaveLength(1);
     expect(await linked(late.sourceId)).toEqual([{ line: "8.8.8.1:80", seen: true }]);
-    // Never fetched: the URL is made due and the scheduler woken instead.
+    // Never fetched successfully (its last attempt failed): the URL is made due and the scheduler woken instead.
     const fresh = await follow(lateUser, `${lists.origin}/fresh.txt`);
-    await db.pool.query("UPDATE scrape_fetches SET next_fetch_at = now() + interval '1 hour' WHERE id = $1", [fresh.fetchId]);
+    await db.pool.query("UPDATE scrape_fetches SET next_fetch_at = now() + interval '1 hour', last_fetched_at = now(), last_status = 'error' WHERE id = $1", [fresh.fetchId]);
     expect(await runScrapeSource({ ...deps, scrapes }, lateUser, fresh.sourceId)).toBe("due");
     expect(await scrapes.queue.getJob("scrape-wake")).toBeDefined();
     expect((await claimDueFetches(db.pool, { limit: 100, leaseMs: 60_000 })).map((claim) => claim.fetchId)).toContain(fresh.fetchId);
@@ -269,6 +269,24 @@ describePeers("scraping a source", () => {
     expect((await runScrapeUrl(deps, fetchId)).status).toBe("blocked");
     expect(await sourceRow(sourceId)).toMatchObject({ last_status: "blocked", last_error: "the website blacklist blocks this source" });
     expect(await hits(lists, "/banned.txt")).toHaveLength(0);
+  });
+
+  it("leaves a URL leased to a job alone when a new follower arrives, and that job serves both with one request", async () => {
+    await lists.put("inflight.txt", "8.8.14.1:80\n");
+    const url = `${lists.origin}/inflight.txt`;
+    const first = await follow(await newUser(), url);
+    await db.pool.query("UPDATE scrape_fetches SET next_fetch_at = now() + interval '1 day'");
+    await db.pool.query("UPDATE scrape_fetches SET next_fetch_at = now() WHERE id = $1", [first.fetchId]);
+    expect((await claimDueFetches(db.pool, { limit: 10, leaseMs: 60_000 })).map((claim) => claim.fetchId)).toEqual([first.fetchId]);
+    // A second user follows while the job is out: their scrape-source job leaves the leased URL alone.
+    const lateUser = await newUser();
+    const late = await follow(lateUser, url);
+    expect(await runScrapeSource({ ...deps, scrapes }, lateUser, late.sourceId)).toBe("due");
+    expect(await claimDueFetches(db.pool, { limit: 10, leaseMs: 60_000 })).toEqual([]);
+    // The job was claimed before the second follower existed, yet serves both with one request.
+    expect(await runScrapeUrl(deps, first.fetchId)).toEqual({ status: "ok", followers: 2 });
+    expect(await hits(lists, "/inflight.txt")).toHaveLength(1);
+    expect(await linked(late.sourceId)).toEqual([{ line: "8.8.14.1:80", seen: true }]);
   });
 
   it("claims a URL again once the lease of a job lost with its worker runs out, never before", async () => {

@@ -91,10 +91,13 @@ export async function runScrapeUrl(deps: ScrapeDeps, fetchId: number): Promise<S
   if (result.status !== "ok" && result.status !== "not_modified") {
     deps.logger.info("scrape source not fetched", { url: state.url, status: result.status, error });
   }
-  for (const follower of followers) {
-    await deliver(deps, settings, follower, { status: result.status, error, durationMs, scrapedAt: fetchedAt, lines });
-  }
-  return { status: result.status, followers: followers.length };
+  const delivery = { status: result.status, error, durationMs, scrapedAt: fetchedAt, lines };
+  for (const follower of followers) await deliver(deps, settings, follower, delivery);
+  // Followers added while the fetch ran get the same result (their scrape-source job left the URL to this one).
+  const served = new Set(followers.map((follower) => follower.sourceId));
+  const late = (await selectFollowers(deps.pool, state.url)).filter((follower) => !served.has(follower.sourceId));
+  for (const follower of late) await deliver(deps, settings, follower, delivery);
+  return { status: result.status, followers: followers.length + late.length };
 }
 
 interface Delivery {
