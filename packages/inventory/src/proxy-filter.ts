@@ -33,6 +33,8 @@ export interface ProxyFilters {
   maxRetries?: number;
   /** Only these ids (export `proxies`, delete `selected`). */
   ids?: number[];
+  /** Only proxies linked to this scrape source (GET /api/scrapingSources/{id}/proxies). */
+  sourceId?: number;
 }
 
 /**
@@ -164,7 +166,8 @@ export function isUnfiltered(filters: ProxyFilters): boolean {
     filters.reputation.length === 0 &&
     filters.maxTimeoutMs === undefined &&
     filters.maxRetries === undefined &&
-    filters.ids === undefined
+    filters.ids === undefined &&
+    filters.sourceId === undefined
   );
 }
 
@@ -207,6 +210,7 @@ export function buildProxyWhere(userId: number, filters: ProxyFilters, alias = "
   };
   const conditions = [`${alias}.user_id = ${param(userId)}`];
   if (filters.ids !== undefined) conditions.push(`${alias}.id = ANY(${param(filters.ids)}::int[])`);
+  if (filters.sourceId !== undefined) conditions.push(`EXISTS (SELECT 1 FROM proxy_sources ps WHERE ps.proxy_id = ${alias}.id AND ps.source_id = ${param(filters.sourceId)})`);
   if (filters.search !== undefined && filters.search.trim() !== "") conditions.push(searchCondition(filters.search.trim(), alias, param));
   // A protocol filter without status=dead selects alive rows (alive_protocols <> 0 means alive): saying
   // so lets PostgreSQL use the partial indexes on alive proxies (migration 20261124000000).

@@ -8,4 +8,4 @@ export type { Consumer, Handlers } from "./consumer.js";
 export { maintenanceQueue, maintenanceSchedules } from "./contracts/maintenance.queue.js";
 export { mailQueue } from "./contracts/mail.queue.js";
 export { CHECK_BATCH_PRIORITY, CHECK_TICK_SECONDS, CHECK_WAKE_JOB_ID, checkQueue } from "./contracts/check.queue.js";
-export { scrapeQueue } from "./contracts/scrape.queue.js";
+export { SCRAPE_JOB_PRIORITY, SCRAPE_TICK_SECONDS, SCRAPE_WAKE_JOB_ID, scrapeQueue } from "./contracts/scrape.queue.js";

@@ -12,6 +12,7 @@ import { createRotatorService, rotatorConfigFromEnv } from "@roost/service-rotat
 import { buildGatewayDeps, createGatewayService, gatewayConfigFromEnv } from "@roost/service-gateway";
 import { createMailerService, mailerConfigFromEnv } from "@roost/service-mailer";
 import { createMaintenanceService, maintenanceConfigFromEnv } from "@roost/service-maintenance";
+import { createScraperService, scraperConfigFromEnv } from "@roost/service-scraper";
 import { allInOneConfigFromEnv, serviceEnv } from "./config/all-in-one.config.js";
 
 /**
@@ -76,6 +77,12 @@ runService({
       const rotator = createRotatorService({ config: rotatorConfig, db, redisUrl, logger, metrics, instance, passwordKey });
       shutdown.add("listeners", "rotator", () => rotator.stop());
       await rotator.start();
+    }
+    if (config.SERVICES.includes("scraper")) {
+      // Stops in the workers phase: running scrapes finish before the pool closes.
+      const scraper = createScraperService({ config: scraperConfigFromEnv(env), db, redisUrl, logger, metrics, buildVersion: build.buildVersion });
+      shutdown.add("workers", "scraper", () => scraper.stop());
+      await scraper.start();
     }
     if (config.SERVICES.includes("gateway")) {
       const gatewayConfig = gatewayConfigFromEnv({ ...env, DATA_DIR: dataDir });

@@ -7,6 +7,7 @@ import { rotatorEnvSchema, rotatorInfraSchema } from "@roost/service-rotator";
 import { adminCliEnvSchema, gatewayEnvSchema } from "@roost/service-gateway";
 import { mailerEnvSchema, mailerInfraSchema } from "@roost/service-mailer";
 import { maintenanceEnvSchema, maintenanceInfraSchema } from "@roost/service-maintenance";
+import { scraperEnvSchema, scraperInfraSchema } from "@roost/service-scraper";
 import { allInOneEnvSchema } from "./config/all-in-one.config.js";
 
 const readme = readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../README.md"), "utf8");
@@ -35,6 +36,8 @@ const schemas: Record<string, z.ZodType> = {
   checkerInfra: checkerInfraSchema,
   rotator: rotatorEnvSchema,
   rotatorInfra: rotatorInfraSchema,
+  scraper: scraperEnvSchema,
+  scraperInfra: scraperInfraSchema,
 };
 
 describe("README", () => {

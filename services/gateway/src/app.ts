@@ -24,6 +24,7 @@ import { globalSettingsRouter } from "./routes/global-settings/global-settings.r
 import { observabilityRouter } from "./routes/observability/observability.router.js";
 import { releasesRouter } from "./routes/releases/releases.router.js";
 import { rotatingProxiesRouter } from "./routes/rotating-proxies/rotating-proxies.router.js";
+import { scrapingSourcesRouter } from "./routes/scraping-sources/scraping-sources.router.js";
 
 export interface GatewayApp {
   /** The Express pipeline alone. */
@@ -75,6 +76,7 @@ export function createApp(deps: GatewayDeps): GatewayApp {
   api.use(passwordRecoveryRouter(deps));
   api.use(userSettingsRouter(deps, guards));
   api.use(proxies.router);
+  api.use(scrapingSourcesRouter(deps, guards));
   api.use(dashboardRouter(deps, guards));
   api.use(releasesRouter(deps));
   api.use(globalSettingsRouter(deps, guards));

@@ -5,6 +5,7 @@ import type { Logger } from "@roost/observability";
 import { createConsumer, createProducer, createRedisConnection, maintenanceQueue, type Consumer } from "@roost/queue";
 import type { MaintenanceConfig } from "./config/maintenance.config.js";
 import { purgeDeletedAccounts } from "./jobs/account-purge.job.js";
+import { refreshBlacklists } from "./jobs/blacklist-refresh.job.js";
 import { maintainStatisticsPartitions } from "./jobs/statistics-retention.job.js";
 import { createStoredGeoCache, rederiveProxyGeo } from "./jobs/geolite/geolite-rederive.job.js";
 import { updateGeoLite } from "./jobs/geolite/geolite-update.job.js";
@@ -54,6 +55,12 @@ export function createMaintenanceService(deps: MaintenanceDeps): MaintenanceServ
           "statistics-partitions": async () => {
             const result = await maintainStatisticsPartitions(pool);
             if (result.created.length > 0 || result.dropped.length > 0) logger.info("statistics partitions maintained", result);
+            return result;
+          },
+          "blacklist-refresh": async () => {
+            const result = await refreshBlacklists(pool, guard);
+            for (const failure of result.failed) logger.warn("blacklist source not refreshed; its previous ranges stay", failure);
+            if (result.refreshed.length > 0) logger.info("blacklists refreshed", { refreshed: result.refreshed, removedProxies: result.removedProxies });
             return result;
           },
           "purge-deleted-accounts": async (payload) => {

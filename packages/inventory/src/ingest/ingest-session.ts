@@ -105,6 +105,8 @@ export interface UploadSessionOptions {
   extraSlot?: () => Slot | null;
   /** A scrape source of the user: every proxy of the ingest is linked to it (`proxy_sources`). */
   sourceId?: number;
+  /** With `sourceId`: the links' `last_seen_at` (the scrape's time); default now. */
+  seenAt?: Date;
   /** Distinct proxies per INSERT statement; default 10000. */
   batchSize?: number;
   /** performance.now() when the request arrived; processingMs counts from it. */
@@ -496,7 +498,7 @@ export class ProxyUploadSession {
     const sourceId = this.options.sourceId;
     if (sourceId !== undefined) {
       this.assertOpen();
-      await linkProxiesToSource(client, this.options.userId, sourceId, this.identitiesOf(batch));
+      await linkProxiesToSource(client, this.options.userId, sourceId, this.identitiesOf(batch), this.options.seenAt ?? new Date());
     }
   }
 
@@ -563,6 +565,8 @@ export interface IngestDeps {
 export interface IngestOptions {
   /** Link every proxy of the input to this scrape source of the user. */
   sourceId?: number;
+  /** With `sourceId`: the links' `last_seen_at`, so a scrape's own finds can be told apart; default now. */
+  seenAt?: Date;
   /** Most proxies the user may hold (proxy_limits), or null for no limit. */
   maxProxies: number | null;
   /** Distinct proxies per statement; default 10000. */
@@ -585,6 +589,7 @@ export async function ingest(deps: IngestDeps, userId: number, input: IngestInpu
     allowPrivateTargets: deps.allowPrivateTargets,
     maxProxies: options.maxProxies,
     ...(options.sourceId !== undefined && { sourceId: options.sourceId }),
+    ...(options.seenAt !== undefined && { seenAt: options.seenAt }),
     ...(options.batchSize !== undefined && { batchSize: options.batchSize }),
   });
   let outcome: UploadOutcome;

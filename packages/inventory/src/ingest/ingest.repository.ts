@@ -212,18 +212,19 @@ export async function sourceBelongsTo(client: Queryable, userId: number, sourceI
   return (rowCount ?? 0) > 0;
 }
 
-/** Links the user's proxies with these identities to the source (already linked ones stay as they are). */
+/** Links the user's proxies with these identities to the source; links that exist get the new `last_seen_at`. */
 export async function linkProxiesToSource(
   client: Queryable,
   userId: number,
   sourceId: number,
   batch: Pick<ProxyInsertBatch, "ip" | "port" | "username" | "password">,
+  seenAt: Date,
 ): Promise<void> {
   await client.query(
-    `INSERT INTO proxy_sources (proxy_id, source_id)
-     SELECT p.id, $2 FROM unnest($3::text[], $4::int[], $5::text[], $6::text[]) AS t(ip, port, username, password)
+    `INSERT INTO proxy_sources (proxy_id, source_id, last_seen_at)
+     SELECT p.id, $2, $7 FROM unnest($3::text[], $4::int[], $5::text[], $6::text[]) AS t(ip, port, username, password)
        JOIN proxies p ON p.user_id = $1 AND p.ip = t.ip AND p.port = t.port AND p.username = t.username AND p.password = t.password
-     ON CONFLICT DO NOTHING`,
-    [userId, sourceId, batch.ip, batch.port, batch.username, batch.password],
+     ON CONFLICT (proxy_id, source_id) DO UPDATE SET last_seen_at = EXCLUDED.last_seen_at`,
+    [userId, sourceId, batch.ip, batch.port, batch.username, batch.password, seenAt],
   );
 }

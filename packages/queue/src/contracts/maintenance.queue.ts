@@ -14,6 +14,8 @@ export const maintenanceQueue = defineQueue({
     "cleanup-revoked-tokens": z.object({}).passthrough(),
     /** Makes the statistics' daily partitions ahead and drops those past retention. */
     "statistics-partitions": z.object({}).passthrough(),
+    /** Fetches the blacklist sources due (blacklist_interval_seconds) and removes proxies inside their ranges. */
+    "blacklist-refresh": z.object({}).passthrough(),
     /** Removes in batches the bulk rows of deleted accounts. */
     "purge-deleted-accounts": z.object({ batchSize: z.number().int().positive().optional() }).passthrough(),
     /**
@@ -37,4 +39,6 @@ export const maintenanceSchedules: Record<keyof typeof maintenanceQueue.jobs, nu
   "geolite-update": 10 * 60,
   // Resumes a pass a lost job left unfinished; a no-op when none is pending.
   "geolite-rederive": 5 * 60,
+  // Each run fetches only the sources whose ranges are older than blacklist_interval_seconds.
+  "blacklist-refresh": 60,
 };

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { databaseLimitsEnv, envInt, envLogLevel, envNodeEnv, envOptionalString, envString, loadConfig } from "@roost/config";
 
 /** Roles this build can run; SERVICES selects a subset (default: all). */
-export const SERVICE_ROLES = ["gateway", "maintenance", "mailer", "checker", "rotator"] as const;
+export const SERVICE_ROLES = ["gateway", "maintenance", "mailer", "checker", "rotator", "scraper"] as const;
 export type ServiceRole = (typeof SERVICE_ROLES)[number];
 
 export const allInOneEnvSchema = z

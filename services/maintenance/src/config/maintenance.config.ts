@@ -4,10 +4,10 @@ import { databaseLimitsEnv, envBool, envInt, envLogLevel, envOptionalString, env
 /** Variables the maintenance worker reads (besides DATABASE_URL/REDIS_URL given by main). */
 export const maintenanceEnvSchema = z.object({
   QUEUE_PREFIX: envString("roost"),
+  /** Lets blacklist sources and GeoLite downloads reach private, loopback and link-local addresses; false. */
+  ALLOW_PRIVATE_NETWORK_TARGETS: envBool(false),
   /** Parallel maintenance jobs; 1. */
   MAINTENANCE_CONCURRENCY: envInt(1, 1, 16),
-  /** Lets GeoLite downloads reach private and loopback addresses (tests); false. */
-  ALLOW_PRIVATE_NETWORK_TARGETS: envBool(false),
 });
 
 export type MaintenanceConfig = z.output<typeof maintenanceEnvSchema>;

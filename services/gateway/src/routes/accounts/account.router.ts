@@ -76,8 +76,8 @@ export function accountRouter(deps: GatewayDeps, { auth }: Guards): Router {
 
   router.post("/register", registerLimit, async (req, res) => {
     const { email, password } = parse(credentialsSchema, req);
-    const { token } = await service.register(email, password);
-    res.status(201).json({ token });
+    const { token, warning } = await service.register(email, password);
+    res.status(201).json(warning === undefined ? { token } : { token, warning });
   });
 
   router.post("/login", ...loginLimits, async (req, res) => {

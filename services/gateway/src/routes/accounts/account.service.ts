@@ -2,6 +2,8 @@ import { randomBytes } from "node:crypto";
 import { isValidEmail, normalizeEmail, passwordPolicyError, type Role, type VerifiedToken } from "@roost/auth";
 import { limitTransactionWaits, type Tx } from "@roost/db";
 import { rotatorKeys } from "@roost/rotation";
+import { isBlockedUrl } from "@roost/global-config";
+import { attachSources, SourcesNotQueuedError } from "@roost/scraping";
 import type { GatewayDeps } from "../../gateway.deps.js";
 import { badRequest, conflict, forbidden, HttpError, unauthorized, unavailable } from "../../http/http-error.js";
 import { createAccount, deleteAccountRows, findUserByEmail, findUserById, setUserPasswordHash } from "./account.repository.js";
@@ -38,7 +40,8 @@ function isLockTimeout(error: unknown): boolean {
 }
 
 export interface AccountService {
-  register(email: string, password: string): Promise<{ token: string; role: Role }>;
+  /** `warning` when the default scrape sources could not be queued (their attachment was undone). */
+  register(email: string, password: string): Promise<{ token: string; role: Role; warning?: string }>;
   login(email: string, password: string): Promise<{ token: string; role: Role }>;
   refresh(token: VerifiedToken): Promise<{ token: string; role: Role }>;
   logout(token: VerifiedToken): Promise<void>;
@@ -120,6 +123,24 @@ export function createAccountService(deps: GatewayDeps): AccountService {
     }
   }
 
+  /**
+   * The global `scraper.scrape_sites` (those the website blacklist allows)
+   * become the new user's sources and are queued; when queueing fails they
+   * are removed again and the answer carries a warning (contract: register).
+   */
+  async function attachDefaultSources(userId: number): Promise<string | null> {
+    const current = deps.globalConfig.current();
+    const urls = [...new Set(current.scraper.scrape_sites.map((site) => new URL(site).href))].filter((url) => !isBlockedUrl(url, current.website_blacklist));
+    if (urls.length === 0) return null;
+    try {
+      await attachSources({ pool: deps.db.pool, scrapes: deps.queues.scrape, logger }, userId, urls);
+      return null;
+    } catch (error) {
+      if (!(error instanceof SourcesNotQueuedError)) logger.error("default scrape sources not attached", { userId, error });
+      return "Default scraping sources could not be queued and were not added; add them again later.";
+    }
+  }
+
   /** Signs a token issued strictly after the user's revocation cutoff (clocks of other instances may be ahead). */
   async function issue(userId: number, role: Role) {
     const cutoffMs = await revocation.userCutoffMs(prisma, userId);
@@ -150,7 +171,8 @@ export function createAccountService(deps: GatewayDeps): AccountService {
       if (result.kind === "duplicate") throw conflict("Email already registered");
       if (result.kind === "closed") throw forbidden("Registration is closed");
       logger.info("user registered", { userId: result.userId, role: result.role });
-      return issue(result.userId, result.role);
+      const warning = await attachDefaultSources(result.userId);
+      return { ...(await issue(result.userId, result.role)), ...(warning !== null && { warning }) };
     },
 
     async login(rawEmail, password) {

@@ -31,7 +31,13 @@ export interface UploadPartHandlers {
  * every byte of the body. Rejects with UploadTooLargeError past it, MalformedUploadError for a broken body or more parts
  * than UPLOAD_PART_LIMITS, or a handler's error, after the running handler returns. Parts of other names are skipped.
  */
-export function readMultipartUpload(req: IncomingMessage, maxBytes: number, handlers: UploadPartHandlers): Promise<void> {
+export function readMultipartUpload(
+  req: IncomingMessage,
+  maxBytes: number,
+  handlers: UploadPartHandlers,
+  /** Text fields handed to `handlers.text` (scrape sources name theirs differently). */
+  textFields: readonly string[] = UPLOAD_TEXT_FIELDS,
+): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
@@ -100,7 +106,7 @@ export function readMultipartUpload(req: IncomingMessage, maxBytes: number, hand
         stop(new UploadTooLargeError("upload too large"));
         return;
       }
-      if ((UPLOAD_TEXT_FIELDS as readonly string[]).includes(name)) run(() => handlers.text(value));
+      if (textFields.includes(name)) run(() => handlers.text(value));
     });
     const tooMany = (): void =>
       stop(new MalformedUploadError(`Too many parts: an upload takes at most ${UPLOAD_PART_LIMITS.files} files and ${UPLOAD_PART_LIMITS.fields} text fields`));

@@ -1,0 +1,64 @@
+import { extractProxyLines } from "./extract-proxies.js";
+
+describe("extractProxyLines", () => {
+  it("keeps every upload form of a text list as written, scheme and credentials included", () => {
+    const body = [
+      "# fresh list",
+      "1.2.3.4:8080",
+      "5.6.7.8:3128:alice:s3cr:et",
+      "bob:pw@9.9.9.9:1080",
+      "socks5://carol:pw@10.20.30.40:1080",
+      "http://11.12.13.14:80",
+      "not a proxy",
+      "1.2.3.4:8080",
+      "proxy 21.22.23.24:8000 (fast), also 31.32.33.34:9000",
+      "999.1.1.1:80",
+    ].join("\r\n");
+    expect(extractProxyLines(body, "text/plain")).toEqual([
+      "1.2.3.4:8080",
+      "5.6.7.8:3128:alice:s3cr:et",
+      "bob:pw@9.9.9.9:1080",
+      "socks5://carol:pw@10.20.30.40:1080",
+      "http://11.12.13.14:80",
+      "21.22.23.24:8000",
+      "31.32.33.34:9000",
+    ]);
+  });
+
+  it("reads an HTML table's address cell and the port cell after it, and proxies in the page's text", () => {
+    const html = `<!DOCTYPE html><html><body>
+      <table><tr><th>IP</th><th>Port</th><th>Country</th></tr>
+      <tr><td>1.2.3.4</td><td>8080</td><td>US</td></tr>
+      <tr><td> 5.6.7.8 </td><td>3128</td><td>DE</td></tr>
+      <tr><td>9.9.9.9</td><td>n/a</td></tr></table>
+      <p>Also <b>11.12.13.14:80</b><i>21.22.23.24:81</i></p>
+      <script>var x = "31.32.33.34:82";</script></body></html>`;
+    expect(extractProxyLines(html, "text/html; charset=utf-8")).toEqual(["1.2.3.4:8080", "5.6.7.8:3128", "11.12.13.14:80", "21.22.23.24:81"]);
+  });
+
+  it("reads JSON arrays and nested objects with ip or host and port fields, credentials and protocol kept", () => {
+    const json = JSON.stringify({
+      data: [
+        { ip: "1.2.3.4", port: 8080 },
+        { host: "5.6.7.8", port: "3128", protocol: "SOCKS5", username: "u", password: "p:w" },
+        { ip: "9.9.9.9" },
+        { nested: { ip_address: "11.12.13.14", port: 80, type: "https" } },
+        "21.22.23.24:81",
+        { ip: "example.com", port: 80 },
+      ],
+    });
+    expect(extractProxyLines(json, "application/json")).toEqual(["1.2.3.4:8080", "socks5://5.6.7.8:3128:u:p:w", "https://11.12.13.14:80", "21.22.23.24:81"]);
+  });
+
+  it("passes IPv6 proxies on so the upload's rules refuse and count them", () => {
+    expect(extractProxyLines(JSON.stringify([{ ip: "2001:db8::1", port: 80 }]))).toEqual(["[2001:db8::1]:80"]);
+    expect(extractProxyLines("[2001:db8::2]:8080\n")).toEqual(["[2001:db8::2]:8080"]);
+  });
+
+  it("reads a body that claims JSON but is not as text, and survives garbage", () => {
+    expect(extractProxyLines("[oops 1.2.3.4:80", "application/json")).toEqual(["1.2.3.4:80"]);
+    expect(extractProxyLines("\u0000\uffff<<<>>>", "text/html")).toEqual([]);
+    const deep = "[".repeat(10_000) + "]".repeat(10_000);
+    expect(extractProxyLines(deep)).toEqual([]);
+  });
+});

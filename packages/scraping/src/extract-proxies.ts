@@ -1,0 +1,186 @@
+import { load } from "cheerio";
+import { isIPv6 } from "node:net";
+import { parseProxyLine, PROXY_SCHEMES, type ProxyScheme } from "@roost/net";
+
+/** What a fetched body looks like, from its Content-Type and first bytes. */
+export type BodyKind = "json" | "html" | "text";
+
+/** Most JSON nodes visited in one body, so a pathological document costs bounded time. */
+const MAX_JSON_NODES = 2_000_000;
+const MAX_JSON_DEPTH = 64;
+const TOKEN_SEPARATORS = /[\s,;|"'<>()[\]{}]+/;
+const PORT = /^\d{1,5}$/;
+
+export function bodyKind(contentType: string | undefined, text: string): BodyKind {
+  const type = (contentType ?? "").toLowerCase();
+  if (type.includes("json")) return "json";
+  if (type.includes("html") || type.includes("xml")) return "html";
+  const head = text.slice(0, 512).trimStart();
+  if (head.startsWith("{") || head.startsWith("[")) return "json";
+  if (/^<(?:!doctype|html|table|body|head|div|p)\b/i.test(head)) return "html";
+  return "text";
+}
+
+/**
+ * The proxy lines a source's body states, as upload lines for `ingest`
+ * (which dedupes and counts them): text lines in every form the upload
+ * parser accepts, HTML tables and text, JSON with ip/host and port fields.
+ */
+export function extractProxyLines(body: string, contentType?: string): string[] {
+  const found = new LineSet();
+  switch (bodyKind(contentType, body)) {
+    case "json":
+      if (!fromJson(body, found)) fromText(body, found);
+      break;
+    case "html":
+      fromHtml(body, found);
+      break;
+    case "text":
+      fromText(body, found);
+      break;
+  }
+  return found.lines();
+}
+
+/** Lines in first-seen order without repeats. */
+class LineSet {
+  readonly #seen = new Set<string>();
+  add(line: string): void {
+    this.#seen.add(line);
+  }
+  lines(): string[] {
+    return [...this.#seen];
+  }
+}
+
+/**
+ * A whole line in an upload form is kept as written (scheme and credentials
+ * included); otherwise each token of the line is tried, so prose such as
+ * `proxy 1.2.3.4:8080 (fast)` still yields its proxy.
+ */
+function fromText(text: string, found: LineSet): void {
+  for (const raw of text.split(/\r?\n|\r/)) {
+    const line = raw.trim();
+    if (line === "") continue;
+    if (keeps(line)) {
+      found.add(line);
+      continue;
+    }
+    for (const token of line.split(TOKEN_SEPARATORS)) {
+      if (token !== "" && token !== line && keeps(token)) found.add(token);
+    }
+  }
+}
+
+/** A line the upload accepts, or an IPv6 one it refuses and counts (as an upload would). */
+function keeps(line: string): boolean {
+  const verdict = parseProxyLine(line);
+  return verdict.kind === "proxy" || (verdict.kind === "invalid" && verdict.reason === "invalidIpv4" && looksLikeIpv6Proxy(line));
+}
+
+function looksLikeIpv6Proxy(token: string): boolean {
+  const bracket = /\[([0-9a-fA-F:.]+)\]:\d{1,5}$/.exec(token);
+  return bracket !== null && isIPv6(bracket[1] ?? "");
+}
+
+function fromHtml(html: string, found: LineSet): void {
+  const $ = load(html);
+  $("script, style, noscript, template").remove();
+  // Tables: a cell holding an address followed by a cell holding a port.
+  $("tr").each((_, row) => {
+    const cells = $(row)
+      .children("td, th")
+      .map((__, cell) => $(cell).text().trim())
+      .get();
+    for (let index = 0; index < cells.length; index += 1) {
+      const cell = cells[index] ?? "";
+      const next = cells[index + 1] ?? "";
+      if (PORT.test(next) && isAddressCell(cell)) {
+        const line = `${cell}:${next}`;
+        if (keeps(line)) found.add(line);
+      }
+    }
+  });
+  // Every text node on its own, so adjacent elements never glue two tokens together.
+  const texts: string[] = [];
+  $.root()
+    .find("*")
+    .contents()
+    .each((_, node) => {
+      if (node.type === "text") texts.push(node.data);
+    });
+  fromText(texts.join("\n"), found);
+}
+
+function isAddressCell(cell: string): boolean {
+  return /^\d{1,3}(?:\.\d{1,3}){3}$/.test(cell);
+}
+
+/** False when the body is not JSON (then it is read as text). */
+function fromJson(body: string, found: LineSet): boolean {
+  let document: unknown;
+  try {
+    document = JSON.parse(body);
+  } catch {
+    return false;
+  }
+  let visited = 0;
+  const visit = (value: unknown, depth: number): void => {
+    visited += 1;
+    if (visited > MAX_JSON_NODES || depth > MAX_JSON_DEPTH) return;
+    if (typeof value === "string") {
+      fromText(value, found);
+    } else if (Array.isArray(value)) {
+      for (const item of value) visit(item, depth + 1);
+    } else if (isRecord(value)) {
+      const line = proxyOfObject(value);
+      if (line !== null) found.add(line);
+      else for (const item of Object.values(value)) visit(item, depth + 1);
+    }
+  };
+  visit(document, 0);
+  return true;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function field(object: Record<string, unknown>, names: readonly string[]): string | null {
+  for (const name of names) {
+    const value = object[name];
+    if (typeof value === "string" && value.trim() !== "") return value.trim();
+    if (typeof value === "number" && Number.isInteger(value)) return String(value);
+  }
+  return null;
+}
+
+const HOST_FIELDS = ["ip", "host", "ip_address", "ipAddress", "address"] as const;
+const PORT_FIELDS = ["port"] as const;
+const USER_FIELDS = ["username", "user", "login"] as const;
+const PASSWORD_FIELDS = ["password", "pass"] as const;
+const SCHEME_FIELDS = ["protocol", "scheme", "type"] as const;
+
+/** `{ip|host, port[, username, password, protocol]}` as an upload line; null when the object is not a proxy. */
+function proxyOfObject(object: Record<string, unknown>): string | null {
+  const host = field(object, HOST_FIELDS);
+  const port = field(object, PORT_FIELDS);
+  if (host === null || port === null || !PORT.test(port)) return null;
+  const username = field(object, USER_FIELDS) ?? "";
+  const password = field(object, PASSWORD_FIELDS) ?? "";
+  const scheme = schemeOf(field(object, SCHEME_FIELDS) ?? field(object, ["protocols"]));
+  const address = isIPv6(host) ? `[${host}]` : host;
+  // A user name holding `:` or blanks cannot be written unambiguously: the proxy is dropped, not guessed.
+  if (/[\s:@]/.test(username) || /\s/.test(password)) return null;
+  const credentials = username === "" ? "" : `:${username}:${password}`;
+  const line = `${scheme === null ? "" : `${scheme}://`}${address}:${port}${credentials}`;
+  return keeps(line) ? line : null;
+}
+
+function schemeOf(value: string | null): ProxyScheme | null {
+  if (value === null) return null;
+  const name = value.toLowerCase().replace(/[^a-z0-9]/g, "");
+  const aliases: Record<string, ProxyScheme> = { socks4a: "socks4", socks5h: "socks5" };
+  const scheme = aliases[name] ?? name;
+  return PROXY_SCHEMES.find((known) => known === scheme) ?? null;
+}

@@ -1,0 +1,12 @@
+export { bodyKind, extractProxyLines } from "./extract-proxies.js";
+export type { BodyKind } from "./extract-proxies.js";
+export { DEFAULT_PROJECT_URL, messageOf, RobotsCache, scraperUserAgent } from "./robots-cache.js";
+export type { RobotsCacheOptions, RobotsVerdict } from "./robots-cache.js";
+export { fetchSource, MAX_SCRAPE_REDIRECTS } from "./fetch-source.js";
+export type { FetchSourceOptions, FetchSourceResult, ScrapeStatus } from "./fetch-source.js";
+export { claimDueFetches, ensureFetches, makeFetchDue, selectFetchByUrl } from "./scrape-fetch.repository.js";
+export type { ClaimedFetch, FetchState } from "./scrape-fetch.repository.js";
+export { runScrapeSource, runScrapeTick, runScrapeUrl, wakeScrapeScheduler } from "./scrape-runner.js";
+export type { ScrapeDeps, ScrapeProducer, ScrapeSchedulerOptions, ScrapeSettings, ScrapeUrlResult } from "./scrape-runner.js";
+export { attachSources, SourcesNotQueuedError } from "./attach-sources.js";
+export type { AttachSourcesDeps } from "./attach-sources.js";
