@@ -11,6 +11,7 @@ import {
   freePort,
   startNginxJudge,
   startTarpit,
+  startEchoJudge,
   startTinyproxy,
   waitFor,
   type NginxJudge,
@@ -23,9 +24,9 @@ import {
 /**
  * The gateway and two checkers as separate processes on one PostgreSQL and
  * Redis: an upload over HTTP gets every proxy checked, both checkers share
- * the work, no proxy is checked twice in one cycle, and a checker killed
- * with SIGKILL mid-batch loses no proxy (its batch is claimed again after
- * the lease).
+ * the work, no proxy is checked twice in one cycle, a checker killed with
+ * SIGKILL mid-batch loses no proxy (its batch is claimed again after the
+ * lease), and the verdicts hold: auto-remove, reputation, judge health.
  */
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -94,7 +95,9 @@ describe("gateway and two checkers as separate processes", () => {
     for (let i = 0; i < 2; i++) {
       const metricsPort = await freePort();
       metricsPorts.push(metricsPort);
-      children.push(run("checker", { ...infra, CHECKER_BATCH_SIZE: "10", CHECKER_MAX_QUEUED_BATCHES: "4", CHECKER_LEASE_SECONDS: "6", CHECKER_METRICS_PORT: String(metricsPort) }));
+      children.push(
+        run("checker", { ...infra, CHECKER_BATCH_SIZE: "10", CHECKER_MAX_QUEUED_BATCHES: "4", CHECKER_LEASE_SECONDS: "6", CHECKER_JUDGE_HEALTH_SECONDS: "1", CHECKER_METRICS_PORT: String(metricsPort) }),
+      );
     }
     for (const metricsPort of metricsPorts) {
       await waitFor(async () => (await fetch(`http://127.0.0.1:${metricsPort}/healthz`).catch(() => null))?.status === 200, { timeoutMs: 30_000, what: "a checker" });
@@ -165,5 +168,47 @@ describe("gateway and two checkers as separate processes", () => {
     const count = await fetch(`${base}/api/getProxyCount`, { headers: auth });
     expect(await count.json()).toBe(Number((await db.query<{ n: number }>("SELECT count(*)::int AS n FROM proxies")).rows[0]?.n));
   }, 90_000);
+
+  it("rates a steady proxy good after three checks, and skips a judge that is down without blaming the proxy", async () => {
+    const echo = await startEchoJudge();
+    try {
+      const auth = { authorization: `Bearer ${token}`, "content-type": "application/json" };
+      expect((await fetch(`${base}/api/user/settings`, { method: "POST", headers: auth, body: JSON.stringify({ judges: [{ url: echo.url, regex: "default" }] }) })).status).toBe(200);
+      const row = async () =>
+        (
+          await db.query<{ alive: boolean; reputation_label: string; checks: number; latest: string; next_in_s: number }>(
+            `SELECT alive, reputation_label, (SELECT count(*)::int FROM proxy_statistics s WHERE s.proxy_id = p.id) AS checks,
+                    latest_check::text AS latest, extract(epoch FROM next_check_at - now())::int AS next_in_s
+               FROM proxies p WHERE port = $1`,
+            [proxy.port],
+          )
+        ).rows[0];
+      // One more check cycle: the proxy made due, then the checker's next tick claims it.
+      const cycle = async (): Promise<void> => {
+        const before = (await row())?.checks ?? 0;
+        await db.query("UPDATE proxies SET next_check_at = now() WHERE port = $1", [proxy.port]);
+        await waitFor(async () => ((await row())?.checks ?? 0) > before, { timeoutMs: 30_000, what: "a check cycle" });
+      };
+      await cycle();
+      await cycle();
+      expect(await row()).toMatchObject({ alive: true, reputation_label: "good", checks: 3 });
+      const survivor = metricsPorts[1] ?? 0;
+      const judgeUp = async (): Promise<string | undefined> =>
+        /svc_judge_up\{judge="http:\/\/127\.0\.0\.1:\d+"\} (\S+)/.exec(await (await fetch(`http://127.0.0.1:${survivor}/metrics`)).text())?.[1];
+      await echo.stop();
+      await waitFor(async () => (await judgeUp()) === "0", { timeoutMs: 30_000, what: "the judge seen down" });
+      const latest = (await row())?.latest;
+      await db.query("UPDATE proxies SET next_check_at = now() WHERE port = $1", [proxy.port]);
+      // The cycle runs (the next check is set within a minute) but writes no dead statistic and keeps the verdict.
+      await waitFor(async () => ((await row())?.next_in_s ?? 0) > 30, { timeoutMs: 30_000, what: "the skipped cycle" });
+      expect(await row()).toMatchObject({ alive: true, reputation_label: "good", checks: 3, latest });
+      await echo.start();
+      await waitFor(async () => (await judgeUp()) === "1", { timeoutMs: 30_000, what: "the judge seen up again" });
+      await cycle();
+      expect(await row()).toMatchObject({ alive: true, reputation_label: "good", checks: 4 });
+    } finally {
+      await echo.close();
+    }
+  }, 150_000);
 });
 

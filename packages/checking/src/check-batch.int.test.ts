@@ -1,4 +1,3 @@
-import http from "node:http";
 import net from "node:net";
 import { createDatabase, type Database } from "@roost/db";
 import { OutboundGuard } from "@roost/net";
@@ -7,6 +6,7 @@ import {
   closedPort,
   createTestDatabase,
   freePort,
+  startEchoJudge,
   startDante,
   startMicrosocks,
   startNginxJudge,
@@ -379,33 +379,3 @@ async function startRelay(targetPort: number) {
   };
   return relay;
 }
-
-/** An http judge on a fixed port that echoes the request's headers (azenv-like), stopped and started by the test. */
-async function startEchoJudge() {
-  const port = await freePort();
-  let server: http.Server | null = null;
-  const judge = {
-    url: `http://127.0.0.1:${port}/judge`,
-    async start(): Promise<void> {
-      const listening = http.createServer((req, res) => {
-        const lines = [`REMOTE_ADDR = ${req.socket.remoteAddress ?? ""}`, ...Object.entries(req.headers).map(([name, value]) => `HTTP_${name.toUpperCase().replaceAll("-", "_")} = ${String(value)}`)];
-        res.writeHead(200, { "content-type": "text/plain" });
-        res.end(lines.join("\n"));
-      });
-      await new Promise<void>((resolve) => listening.listen(port, "127.0.0.1", resolve));
-      server = listening;
-    },
-    async stop(): Promise<void> {
-      const current = server;
-      server = null;
-      if (current) {
-        current.closeAllConnections();
-        await new Promise<void>((resolve) => current.close(() => resolve()));
-      }
-    },
-    close: () => judge.stop(),
-  };
-  await judge.start();
-  return judge;
-}
-

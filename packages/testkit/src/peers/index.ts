@@ -12,3 +12,5 @@ export { closedPort, startTarpit } from "./tarpit.js";
 export type { Tarpit } from "./tarpit.js";
 export { mmdbWriterAvailable, writeTestMmdb } from "./mmdb-writer.js";
 export type { TestMmdbRecord } from "./mmdb-writer.js";
+export { startEchoJudge } from "./echo-judge.js";
+export type { EchoJudge } from "./echo-judge.js";
