@@ -40,17 +40,20 @@ describe("runCheckBatch against real peers", () => {
     db = createDatabase({ databaseUrl: database.url });
     judge = await startNginxJudge();
     tarpit = await startTarpit();
-    const started = await Promise.all([
-      startTinyproxy({ mode: "elite" }),
-      startTinyproxy({ mode: "anonymous" }),
-      startTinyproxy({ mode: "transparent" }),
-      startTinyproxy({ mode: "elite", basicAuth: { username: "alice", password: "s3cret" } }),
-      startSquid({ forwardedFor: "off" }),
-      startSquid({ forwardedFor: "on" }),
-      startDante(),
-      startDante({ auth: true }),
-      startMicrosocks(),
-    ]);
+    // One after another: peers started at once can be handed the same free port, and one then answers for both.
+    const starters = [
+      () => startTinyproxy({ mode: "elite" }),
+      () => startTinyproxy({ mode: "anonymous" }),
+      () => startTinyproxy({ mode: "transparent" }),
+      () => startTinyproxy({ mode: "elite", basicAuth: { username: "alice", password: "s3cret" } }),
+      () => startSquid({ forwardedFor: "off" }),
+      () => startSquid({ forwardedFor: "on" }),
+      () => startDante(),
+      () => startDante({ auth: true }),
+      () => startMicrosocks(),
+    ];
+    const started: ProxyPeer[] = [];
+    for (const start of starters) started.push(await start());
     const names = ["elite", "anonymous", "transparent", "auth", "squidAnonymous", "squidTransparent", "dante", "danteAuth", "microsocks"];
     names.forEach((name, i) => {
       const peer = started[i];

@@ -25,20 +25,29 @@ export async function waitFor<T>(
   }
 }
 
-/** A free TCP port on 127.0.0.1 (bound and released). */
+/** Ports this process handed out: the kernel may offer a closed port again at once, and two peers would then share it. */
+const handedOut = new Set<number>();
+
+/** A free TCP port on 127.0.0.1 (bound and released), never one this process handed out before. */
 export async function freePort(host = "127.0.0.1"): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on("error", reject);
-    server.listen(0, host, () => {
-      const address = server.address();
-      server.close(() => {
-        if (address && typeof address === "object") resolve(address.port);
-        else reject(new Error("no port"));
+  for (;;) {
+    const port = await new Promise<number>((resolve, reject) => {
+      const server = net.createServer();
+      server.unref();
+      server.on("error", reject);
+      server.listen(0, host, () => {
+        const address = server.address();
+        server.close(() => {
+          if (address && typeof address === "object") resolve(address.port);
+          else reject(new Error("no port"));
+        });
       });
     });
-  });
+    if (!handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
 }
 
 /** Resolves when a TCP connect to host:port succeeds, within the deadline. */

@@ -8,7 +8,7 @@ import { bearer } from "../test-support/token-claims.js";
 
 /**
  * PostgreSQL frozen (SIGSTOP) and stopped under a running gateway, with the
- * default deadlines: login, list, export and settings each answer within
+ * default deadlines: login, upload, list, export and settings each answer within
  * 15 s with JSON (503 + Retry-After), and service returns by itself.
  */
 
@@ -48,6 +48,8 @@ const session = {
   export: () => h.http.post("/api/user/export").set(bearer(token)).send({ outputFormat: "json", proxyStatus: "all", filter: false }),
   settings: () => h.http.get("/api/user/settings").set(bearer(token)),
   saveSettings: () => h.http.post("/api/user/settings").set(bearer(token)).send({ retries: 2 }),
+  // A proxy the user already has: served, it stores nothing new.
+  upload: () => h.http.post("/api/addProxies").set(bearer(token)).field("proxyTextarea", "1.2.3.4:8080"),
 };
 
 async function timed(send: () => PromiseLike<Response>): Promise<{ res: Response; elapsedMs: number }> {
