@@ -1,8 +1,6 @@
-import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import pg from "pg";
 import {
   closedPort,
@@ -20,6 +18,7 @@ import {
   type TestDatabase,
   type TestRedis,
 } from "@roost/testkit";
+import { runServiceProcess, type ServiceProcess } from "./support/service-process.js";
 
 /**
  * The gateway and two checkers as separate processes on one PostgreSQL and
@@ -28,25 +27,8 @@ import {
  * SIGKILL mid-batch loses no proxy (its batch is claimed again after the
  * lease), and the verdicts hold: auto-remove, reputation, judge health.
  */
-const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
-interface Started {
-  child: ReturnType<typeof spawn>;
-  output: { stdout: string; stderr: string };
-  exited: Promise<string>;
-}
-
-function run(service: string, env: Record<string, string>): Started {
-  const child = spawn(process.execPath, [path.join(repo, "services", service, "dist", "main.js")], {
-    env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "warn", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const output = { stdout: "", stderr: "" };
-  child.stdout?.on("data", (chunk: Buffer) => (output.stdout += chunk.toString()));
-  child.stderr?.on("data", (chunk: Buffer) => (output.stderr += chunk.toString()));
-  const exited = new Promise<string>((resolve) => child.once("exit", (code, signal) => resolve(signal ?? String(code))));
-  return { child, output, exited };
-}
+const run = (service: string, env: Record<string, string>): ServiceProcess => runServiceProcess(service, env);
 
 describe("gateway and two checkers as separate processes", () => {
   let database: TestDatabase;
@@ -58,7 +40,7 @@ describe("gateway and two checkers as separate processes", () => {
   let db: pg.Pool;
   let base: string;
   let token: string;
-  const children: Started[] = [];
+  const children: ServiceProcess[] = [];
   const metricsPorts: number[] = [];
 
   beforeAll(async () => {

@@ -1,11 +1,11 @@
-import { execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { createTestDatabase, createTestRedis, freePort, startNginxJudge, startTinyproxy, waitFor, type NginxJudge, type ProxyPeer, type TestDatabase, type TestRedis } from "@roost/testkit";
+import { runServiceProcess, type ServiceProcess } from "./support/service-process.js";
 
 /**
  * The gateway and a rotator as separate processes on one PostgreSQL and
@@ -13,26 +13,9 @@ import { createTestDatabase, createTestRedis, freePort, startNginxJudge, startTi
  * over the owner's alive proxies, and its port closes within seconds of the
  * rotator's deletion and of the owner's account deletion.
  */
-const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const PASSWORD = "Correct-Horse-42";
 
-interface Started {
-  child: ReturnType<typeof spawn>;
-  output: { stdout: string; stderr: string };
-  exited: Promise<string>;
-}
-
-function run(service: string, env: Record<string, string>): Started {
-  const child = spawn(process.execPath, [path.join(repo, "services", service, "dist", "main.js")], {
-    env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "warn", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const output = { stdout: "", stderr: "" };
-  child.stdout?.on("data", (chunk: Buffer) => (output.stdout += chunk.toString()));
-  child.stderr?.on("data", (chunk: Buffer) => (output.stderr += chunk.toString()));
-  const exited = new Promise<string>((resolve) => child.once("exit", (code, signal) => resolve(signal ?? String(code))));
-  return { child, output, exited };
-}
+const run = (service: string, env: Record<string, string>): ServiceProcess => runServiceProcess(service, env);
 
 function curl(args: readonly string[]): Promise<{ exitCode: number; body: string }> {
   return new Promise((resolve) => {
@@ -58,7 +41,7 @@ describe("gateway and rotator as separate processes", () => {
   let dataDir: string;
   let db: pg.Pool;
   let base: string;
-  const children: Started[] = [];
+  const children: ServiceProcess[] = [];
 
   beforeAll(async () => {
     database = await createTestDatabase();

@@ -1,26 +1,16 @@
-import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { createTestDatabase, createTestRedis, freePort, waitFor, type TestDatabase, type TestRedis } from "@roost/testkit";
+import { runServiceProcess, type ServiceProcess } from "./support/service-process.js";
 
 /**
  * The split services' entry points (services/<name>/dist/main.js, built
  * first) as an operator runs them: a missing or bad variable exits 1 naming
  * it, a started service answers, and SIGTERM stops it with exit code 0.
  */
-const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const main = (service: string): string => path.join(repo, "services", service, "dist", "main.js");
 
-function run(service: string, env: Record<string, string>) {
-  const child = spawn(process.execPath, [main(service)], { env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "info", ...env }, stdio: ["ignore", "pipe", "pipe"] });
-  const output = { stdout: "", stderr: "" };
-  child.stdout.on("data", (chunk: Buffer) => (output.stdout += chunk.toString()));
-  child.stderr.on("data", (chunk: Buffer) => (output.stderr += chunk.toString()));
-  const exited = new Promise<string>((resolve) => child.once("exit", (code, signal) => resolve(signal ?? String(code))));
-  return { child, output, exited };
-}
+const run = (service: string, env: Record<string, string>): ServiceProcess => runServiceProcess(service, env, "info");
 
 describe("service entry points", () => {
   let database: TestDatabase;
