@@ -10,10 +10,13 @@ export const DEFAULT_PRODUCER_COMMAND_TIMEOUT_MS = 2_000;
  * queue; workers wait forever for Redis (`maxRetriesPerRequest: null`), as
  * BullMQ requires for blocking calls.
  */
-export function createRedisConnection(url: string, role: "producer" | "worker" | "client", extra: RedisOptions = {}): Redis {
+export function createRedisConnection(url: string, role: "producer" | "worker" | "client" | "subscriber", extra: RedisOptions = {}): Redis {
   const base: RedisOptions =
     role === "worker"
       ? { maxRetriesPerRequest: null }
+      : role === "subscriber"
+        // Pub/sub only. No ready check: its INFO, sent late, fails on a connection already in subscriber mode.
+        ? { maxRetriesPerRequest: null, enableReadyCheck: false }
       : role === "producer"
         ? { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000, commandTimeout: DEFAULT_PRODUCER_COMMAND_TIMEOUT_MS }
         : { maxRetriesPerRequest: 1, connectTimeout: 2000 };

@@ -48,7 +48,7 @@ export function createCheckerService(deps: CheckerDeps): CheckerService {
   const prefix = `${config.QUEUE_PREFIX}:`;
   const checkedChannel = `${prefix}proxies-checked`;
   const commands = createRedisConnection(deps.redisUrl, "client");
-  const subscriber = createRedisConnection(deps.redisUrl, "worker");
+  const subscriber = createRedisConnection(deps.redisUrl, "subscriber");
   const producerConnection = createRedisConnection(deps.redisUrl, "producer");
   const workerConnection = createRedisConnection(deps.redisUrl, "worker");
   const checks = createProducer(checkQueue, { connection: producerConnection, prefix: config.QUEUE_PREFIX });

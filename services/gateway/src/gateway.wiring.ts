@@ -28,7 +28,7 @@ export async function buildGatewayDeps(
   const prefix = `${config.QUEUE_PREFIX}:`;
   const redis = createRedisConnection(infra.redisUrl, "client", { commandTimeout: config.AUTH_REVOCATION_TIMEOUT_MS });
   const producerConnection = createRedisConnection(infra.redisUrl, "producer", { commandTimeout: config.QUEUE_HANDOFF_TIMEOUT_MS });
-  const subscriber = createRedisConnection(infra.redisUrl, "worker");
+  const subscriber = createRedisConnection(infra.redisUrl, "subscriber");
   const queuePrefix = config.QUEUE_PREFIX;
   const queues = {
     maintenance: createProducer(maintenanceQueue, { connection: producerConnection, prefix: queuePrefix }),

@@ -66,8 +66,8 @@ export function createRotatorService(deps: RotatorDeps): RotatorService {
   const { config, instance } = deps;
   const keys = rotatorKeys(config.QUEUE_PREFIX);
   const commands = createRedisConnection(deps.redisUrl, "client");
-  const configSubscriber = createRedisConnection(deps.redisUrl, "worker");
-  const subscriber = createRedisConnection(deps.redisUrl, "worker");
+  const configSubscriber = createRedisConnection(deps.redisUrl, "subscriber");
+  const subscriber = createRedisConnection(deps.redisUrl, "subscriber");
   const globalConfig = createGlobalConfigStore({ prisma: deps.db.prisma, redis: commands, subscriber: configSubscriber, prefix: `${config.QUEUE_PREFIX}:`, logger });
   const guard = new OutboundGuard({ allowPrivateNetworkTargets: config.ALLOW_PRIVATE_NETWORK_TARGETS });
   const listeners = new Map<number, RotatorListener>();

@@ -46,7 +46,7 @@ export function createScraperService(deps: ScraperDeps): ScraperService {
   const { config } = deps;
   const prefix = `${config.QUEUE_PREFIX}:`;
   const commands = createRedisConnection(deps.redisUrl, "client");
-  const subscriber = createRedisConnection(deps.redisUrl, "worker");
+  const subscriber = createRedisConnection(deps.redisUrl, "subscriber");
   const producerConnection = createRedisConnection(deps.redisUrl, "producer");
   const workerConnection = createRedisConnection(deps.redisUrl, "worker");
   const checks = createProducer(checkQueue, { connection: producerConnection, prefix: config.QUEUE_PREFIX });
