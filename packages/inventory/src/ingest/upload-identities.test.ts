@@ -56,7 +56,7 @@ describe("UploadIdentities", () => {
   });
 
   it("cannot be made to pile lines onto one slot: lines chosen to collide under a fixed mix spread out", () => {
-    // The mix the table used until the fifteenth session, and the lines an uploader could
+    // A fixed (unseeded) mix, as a table without a per-process seed would use, and the lines an uploader could
     // compute from it: for each port, the address whose mix is the same 32-bit value, so
     // every line of the upload probed past all the earlier ones (quadratic).
     const fixedMix = (ip: number, port: number): number => {

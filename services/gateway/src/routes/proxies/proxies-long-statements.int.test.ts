@@ -1,6 +1,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import pg from "pg";
+import { waitFor } from "@roost/testkit";
 import { startGatewayHarness, type GatewayHarness } from "../../test-support/gateway.harness.js";
 import { userIdOfToken } from "../../test-support/proxy-fixtures.js";
 
@@ -62,9 +63,20 @@ describe("long statements", () => {
     try {
       await locker.query("BEGIN");
       await locker.query("SELECT id FROM proxies WHERE user_id = $1 FOR UPDATE", [userId]);
-      const deleting = h.http.delete("/api/proxies").set("Authorization", `Bearer ${token}`).send({ scope: "all" });
-      const released = new Promise<void>((resolve) => setTimeout(() => void locker.query("COMMIT").then(() => resolve()), 1800));
-      const [res] = await Promise.all([deleting, released]);
+      const deleting = h.http.delete("/api/proxies").set("Authorization", `Bearer ${token}`).send({ scope: "all" }).then((res) => res);
+      // The delete has waited on the lock for longer than the session's 800 ms statement_timeout; then the lock goes.
+      await waitFor(
+        async () =>
+          (
+            await setup.query<{ n: number }>(
+              `SELECT count(*)::int AS n FROM pg_stat_activity
+                WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'DELETE FROM proxies%' AND now() - query_start > interval '1200 ms'`,
+            )
+          ).rows[0]?.n === 1,
+        { timeoutMs: 10_000, what: "the delete waiting past the statement timeout" },
+      );
+      await locker.query("COMMIT");
+      const res = await deleting;
       expect([res.status, res.body]).toEqual([200, "Deleted 10 proxies."]);
     } finally {
       await locker.end();
