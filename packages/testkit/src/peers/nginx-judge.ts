@@ -4,6 +4,7 @@ import { join } from "node:path";
 
 import { freePort } from "../wait-for.js";
 import { makePeerDir, requirePeerBinary, startPeerProcess } from "./peer-process.js";
+import { nginxConfig } from "./nginx-config.js";
 import { createTestCertificate } from "./test-ca.js";
 
 const ECHO_MODULE = "/usr/lib/nginx/modules/ngx_http_echo_module.so";
@@ -45,34 +46,25 @@ export async function startNginxJudge(options: NginxJudgeOptions = {}): Promise<
       ? ['echo "REMOTE_ADDR = $remote_addr";', "echo $echo_client_request_headers;"]
       : ['return 200 "REMOTE_ADDR = $remote_addr\\nHTTP_HOST = $http_host\\nHTTP_USER_AGENT = $http_user_agent\\nHTTP_VIA = $http_via\\nHTTP_X_FORWARDED_FOR = $http_x_forwarded_for\\nHTTP_X_TINYPROXY = $http_x_tinyproxy\\n";'];
     const path = (name: string): string => join(dir.path, name);
-    const config = [
-      ...(echo ? [`load_module ${ECHO_MODULE};`] : []),
-      "daemon off;",
-      "worker_processes 1;",
-      `pid ${path("nginx.pid")};`,
-      `error_log ${path("error.log")} warn;`,
-      "events { worker_connections 512; }",
-      "http {",
-      "  access_log off;",
-      `  client_body_temp_path ${path("client_body")};`,
-      `  proxy_temp_path ${path("proxy")};`,
-      `  fastcgi_temp_path ${path("fastcgi")};`,
-      `  uwsgi_temp_path ${path("uwsgi")};`,
-      `  scgi_temp_path ${path("scgi")};`,
-      "  server {",
-      `    listen ${host}:${httpPort};`,
-      `    listen ${host}:${httpsPort} ssl;`,
-      `    ssl_certificate ${cert.certFile};`,
-      `    ssl_certificate_key ${cert.keyFile};`,
-      "    location = /judge {",
-      "      default_type text/plain;",
-      ...judgeBody.map((line) => `      ${line}`),
-      "    }",
-      "    location = /redirect { return 302 $arg_to; }",
-      "    location / { return 404; }",
-      "  }",
-      "}",
-    ].join("\n");
+    const config = nginxConfig(dir.path, {
+      modules: echo ? [ECHO_MODULE] : [],
+      workerConnections: 512,
+      http: [
+        "access_log off;",
+        "server {",
+        `  listen ${host}:${httpPort};`,
+        `  listen ${host}:${httpsPort} ssl;`,
+        `  ssl_certificate ${cert.certFile};`,
+        `  ssl_certificate_key ${cert.keyFile};`,
+        "  location = /judge {",
+        "    default_type text/plain;",
+        ...judgeBody.map((line) => `    ${line}`),
+        "  }",
+        "  location = /redirect { return 302 $arg_to; }",
+        "  location / { return 404; }",
+        "}",
+      ],
+    });
     await writeFile(path("nginx.conf"), `${config}\n`);
     const daemon = await startPeerProcess({ name: "nginx", command: binary, args: ["-p", dir.path, "-c", path("nginx.conf"), "-e", path("error.log")], port: httpPort, host });
     let stopping: Promise<void> | undefined;

@@ -2,6 +2,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 
 import { freePort } from "../wait-for.js";
+import { nginxConfig } from "./nginx-config.js";
 import { makePeerDir, requirePeerBinary, startPeerProcess } from "./peer-process.js";
 
 export interface NginxListServer {
@@ -38,31 +39,22 @@ export async function startNginxListServer(options: NginxListServerOptions = {})
     const path = (name: string): string => join(dir.path, name);
     const root = path("www");
     await mkdir(root, { mode: 0o777 });
-    const config = [
-      "daemon off;",
-      "worker_processes 1;",
-      `pid ${path("nginx.pid")};`,
-      `error_log ${path("error.log")} warn;`,
-      "events { worker_connections 256; }",
-      "http {",
-      "  log_format paths '$status $request_uri $http_user_agent';",
-      `  access_log ${path("access.log")} paths;`,
-      "  types { text/plain txt; text/html html; application/json json; }",
-      "  default_type text/plain;",
-      `  client_body_temp_path ${path("client_body")};`,
-      `  proxy_temp_path ${path("proxy")};`,
-      `  fastcgi_temp_path ${path("fastcgi")};`,
-      `  uwsgi_temp_path ${path("uwsgi")};`,
-      `  scgi_temp_path ${path("scgi")};`,
-      "  server {",
-      `    listen ${host}:${port};`,
-      `    root ${root};`,
-      "    location /to/ { rewrite ^/to/(.*)$ http://$1 redirect; }",
-      `    location /slow/ { alias ${root}/; limit_rate 8; }`,
-      "    location / { }",
-      "  }",
-      "}",
-    ].join("\n");
+    const config = nginxConfig(dir.path, {
+      workerConnections: 256,
+      http: [
+        "log_format paths '$status $request_uri $http_user_agent';",
+        `access_log ${path("access.log")} paths;`,
+        "types { text/plain txt; text/html html; application/json json; }",
+        "default_type text/plain;",
+        "server {",
+        `  listen ${host}:${port};`,
+        `  root ${root};`,
+        "  location /to/ { rewrite ^/to/(.*)$ http://$1 redirect; }",
+        `  location /slow/ { alias ${root}/; limit_rate 8; }`,
+        "  location / { }",
+        "}",
+      ],
+    });
     await writeFile(path("nginx.conf"), `${config}\n`);
     await writeFile(path("access.log"), "", { mode: 0o666 });
     const daemon = await startPeerProcess({ name: "nginx", command: binary, args: ["-p", dir.path, "-c", path("nginx.conf"), "-e", path("error.log")], port, host });
