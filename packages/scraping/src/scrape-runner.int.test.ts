@@ -276,7 +276,7 @@ describePeers("scraping a source", () => {
     const url = `${lists.origin}/inflight.txt`;
     const first = await follow(await newUser(), url);
     await db.pool.query("UPDATE scrape_fetches SET next_fetch_at = now() + interval '1 day'");
-    await db.pool.query("UPDATE scrape_fetches SET next_fetch_at = now() WHERE id = $1", [first.fetchId]);
+    await db.pool.query("UPDATE scrape_fetches SET next_fetch_at = date_trunc('milliseconds', now()) WHERE id = $1", [first.fetchId]);
     expect((await claimDueFetches(db.pool, { limit: 10, leaseMs: 60_000 })).map((claim) => claim.fetchId)).toEqual([first.fetchId]);
     // A second user follows while the job is out: their scrape-source job leaves the leased URL alone.
     const lateUser = await newUser();
@@ -319,7 +319,7 @@ describePeers("scraping a source", () => {
     const next = await claimDueFetches(db.pool, { limit: 10, leaseMs: 60_000 });
     expect(next).toHaveLength(4);
     expect(next.some((claim) => claimed.some((taken) => taken.fetchId === claim.fetchId))).toBe(false);
-    await db.pool.query("UPDATE scrape_fetches SET next_fetch_at = now() WHERE url LIKE $1", [`${lists.origin}/busy-%`]);
+    await db.pool.query("UPDATE scrape_fetches SET next_fetch_at = date_trunc('milliseconds', now()) WHERE url LIKE $1", [`${lists.origin}/busy-%`]);
     const tick = await runScrapeTick({ pool: db.pool, scrapes, logger: createLogger({ silent: true }) }, { maxQueuedJobs: 3 });
     expect(tick.queued).toBe(3);
     const again = await runScrapeTick({ pool: db.pool, scrapes, logger: createLogger({ silent: true }) }, { maxQueuedJobs: 3 });
