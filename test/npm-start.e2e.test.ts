@@ -3,7 +3,9 @@ import { chmod, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { embeddedPostgresUrl } from "@roost/embedded";
 import { freePort, waitFor } from "@roost/testkit";
+import pg from "pg";
 
 /**
  * The README's first command on a fresh clone: `npm start` with no
@@ -127,6 +129,23 @@ describe("npm start on a fresh clone", () => {
       body: JSON.stringify({ email: "ops@example.com", password: credentials.password }),
     });
     expect(await opsLogin.json()).toEqual({ token: expect.any(String), role: "admin" });
+
+    // The gateway has a pool of its own beside the workers' (checker, scraper, mailer, maintenance, rotator).
+    const databaseUrl = await embeddedPostgresUrl(path.join(clone, ".data"));
+    const admin = new pg.Client({ connectionString: databaseUrl });
+    await admin.connect();
+    try {
+      const pools = await waitFor(async () => {
+        const { rows } = await admin.query<{ name: string }>(
+          "SELECT DISTINCT application_name AS name FROM pg_stat_activity WHERE application_name IN ('roost', 'roost-gateway', 'roost-workers') ORDER BY 1",
+        );
+        const names = rows.map((row) => row.name);
+        return names.includes("roost-gateway") && names.includes("roost-workers") ? names : null;
+      }, { timeoutMs: 30_000, what: "the gateway's and the workers' connections" });
+      expect(pools).toEqual(["roost-gateway", "roost-workers"]);
+    } finally {
+      await admin.end();
+    }
 
     // The embedded servers are children of this run.
     const processes = await processesMentioning(dir);

@@ -47,8 +47,9 @@ runService({
     const migrated = await migrate(databaseUrl);
     if (migrated.applied.length > 0) logger.info("database migrated", { applied: migrated.applied });
 
-    const db = createDatabase({ databaseUrl, applicationName: "roost", maxConnections: 20, ...databaseLimits(config) });
-    shutdown.add("database", "postgres pool", () => db.close());
+    // The workers' pool; the gateway gets one of its own below, as in a split deployment.
+    const db = createDatabase({ databaseUrl, applicationName: "roost-workers", maxConnections: 20, ...databaseLimits(config) });
+    shutdown.add("database", "workers' postgres pool", () => db.close());
     const metrics = createMetrics();
     const build = loadBuildInfo();
     const instanceId = randomUUID();
@@ -86,7 +87,11 @@ runService({
     }
     if (config.SERVICES.includes("gateway")) {
       const gatewayConfig = gatewayConfigFromEnv({ ...env, DATA_DIR: dataDir });
-      const { deps, close } = await buildGatewayDeps(gatewayConfig, { db, redisUrl, logger, metrics, build, instanceId });
+      // Check batches and scrapes holding connections never take the gateway's, and its page limits
+      // (sized from its pool) count only connections it owns.
+      const gatewayDb = createDatabase({ databaseUrl, applicationName: "roost-gateway", ...databaseLimits(config) });
+      shutdown.add("database", "gateway's postgres pool", () => gatewayDb.close());
+      const { deps, close } = await buildGatewayDeps(gatewayConfig, { db: gatewayDb, redisUrl, logger, metrics, build, instanceId });
       shutdown.add("queues", "gateway connections", close);
       const gateway = createGatewayService(deps);
       shutdown.add("listeners", "gateway http", () => gateway.stop());
