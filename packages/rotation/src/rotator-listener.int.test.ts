@@ -307,7 +307,13 @@ describePeers("rotator listeners with real clients and upstreams", () => {
     expect([get.status, egressOf(get)]).toEqual([200, "127.0.0.2"]);
     expect(mixed.reasons).toEqual(["response_timeout"]);
 
-    // A POST may have taken effect upstream: it is never sent twice, with or without a body.
+    // Refused at connect, an upstream has seen nothing: even a POST with a body goes to the next one.
+    const refusing: Upstream = { proxyId: 81, ip: "127.0.0.1", port: await closedPort(), username: "", password: "", country: "N/A" };
+    const refused = await open({ protocol: "http", listenProtocol: "http" }, [refusing, upstreamOf(tinyA, 1)]);
+    const posted = await curl(["--data-binary", "x=1", "-x", proxyUrl("http", refused), origin.bodyUrl]);
+    expect([posted.status, posted.body]).toEqual([200, "x=1"]);
+
+    // Once received, a POST may have taken effect upstream: it is never sent twice, with or without a body.
     for (const body of [["-X", "POST"], ["--data-binary", "x=1"]]) {
       const post = await open({ protocol: "http", listenProtocol: "http", responseTimeoutMs: 500 }, [silent, upstreamOf(tinyA, 1)]);
       expect((await curl([...body, "-x", proxyUrl("http", post), origin.httpUrl])).status).toBe(504);
