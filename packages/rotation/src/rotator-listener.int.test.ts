@@ -291,6 +291,7 @@ describePeers("rotator listeners with real clients and upstreams", () => {
   it("answers 504 when an HTTP upstream accepts and never answers, failing over only requests that are safe to repeat", async () => {
     const tarpit = await startTarpit();
     peers.push(tarpit);
+    // The ring is in proxy id order: the silent or refusing upstream (ids 80, 81) comes before tinyA (99).
     const silent: Upstream = { proxyId: 80, ip: tarpit.host, port: tarpit.port, username: "", password: "", country: "N/A" };
     const alone = failureRecorder();
     const only = await open({ protocol: "http", listenProtocol: "http", responseTimeoutMs: 500, observer: alone.observer }, [silent]);
@@ -302,22 +303,28 @@ describePeers("rotator listeners with real clients and upstreams", () => {
 
     // A GET is idempotent and carries no body: the next upstream answers it.
     const mixed = failureRecorder();
-    const failover = await open({ protocol: "http", listenProtocol: "http", responseTimeoutMs: 500, observer: mixed.observer }, [silent, upstreamOf(tinyA, 1)]);
+    const failover = await open({ protocol: "http", listenProtocol: "http", responseTimeoutMs: 500, observer: mixed.observer }, [silent, upstreamOf(tinyA, 99)]);
     const get = await curl(["-x", proxyUrl("http", failover), origin.httpUrl]);
     expect([get.status, egressOf(get)]).toEqual([200, "127.0.0.2"]);
     expect(mixed.reasons).toEqual(["response_timeout"]);
 
     // Refused at connect, an upstream has seen nothing: even a POST with a body goes to the next one.
     const refusing: Upstream = { proxyId: 81, ip: "127.0.0.1", port: await closedPort(), username: "", password: "", country: "N/A" };
-    const refused = await open({ protocol: "http", listenProtocol: "http" }, [refusing, upstreamOf(tinyA, 1)]);
+    const refused = await open({ protocol: "http", listenProtocol: "http" }, [refusing, upstreamOf(tinyA, 99)]);
     const posted = await curl(["--data-binary", "x=1", "-x", proxyUrl("http", refused), origin.bodyUrl]);
     expect([posted.status, posted.body]).toEqual([200, "x=1"]);
 
     // Once received, a POST may have taken effect upstream: it is never sent twice, with or without a body.
     for (const body of [["-X", "POST"], ["--data-binary", "x=1"]]) {
-      const post = await open({ protocol: "http", listenProtocol: "http", responseTimeoutMs: 500 }, [silent, upstreamOf(tinyA, 1)]);
+      const post = await open({ protocol: "http", listenProtocol: "http", responseTimeoutMs: 500 }, [silent, upstreamOf(tinyA, 99)]);
       expect((await curl([...body, "-x", proxyUrl("http", post), origin.httpUrl])).status).toBe(504);
     }
+
+    // Through a SOCKS tunnel the deadline holds too: microsocks reaches a target that never answers.
+    const tunnelled = failureRecorder();
+    const socks = await open({ protocol: "socks5", listenProtocol: "http", responseTimeoutMs: 500, observer: tunnelled.observer }, [upstreamOf(microsocks, 4)]);
+    expect((await curl(["-x", proxyUrl("http", socks), `http://${tarpit.host}:${tarpit.port}/`])).status).toBe(504);
+    expect(tunnelled.reasons).toEqual(["response_timeout"]);
   });
 
   it("relays Expect: 100-continue, so curl's POST of a file over 1 KiB arrives whole", async () => {
