@@ -85,7 +85,8 @@ describe("rotator service", () => {
     expect(instances).toEqual([{ id: "inst-1", name: "test-host", region: "default", port_start: portStart, port_end: portStart + 9, listen_host: "127.0.0.1", bind_host: "127.0.0.1" }]);
 
     const userId = await newUser();
-    const port = portStart + 3;
+    // The port freePort checked: its neighbours are ephemeral ports an outgoing connection of this process may hold.
+    const port = portStart;
     const rotatorId =
       (
         await db.pool.query<{ id: number }>(
