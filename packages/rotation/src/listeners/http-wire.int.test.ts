@@ -198,6 +198,7 @@ describe("http listener wire handling", () => {
     };
     expect(await bad("GET /relative HTTP/1.1\r\nHost: x\r\n\r\n")).toBe("HTTP/1.1 400 Bad Request");
     expect(await bad(`POST ${target} HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n`)).toBe("HTTP/1.1 400 Bad Request");
+    expect(await bad(`POST ${target} HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 40\r\n\r\nabc`)).toBe("HTTP/1.1 400 Bad Request");
     expect(await bad(`GET ${target} HTTP/1.1\r\nX-Big: ${"a".repeat(70_000)}\r\n\r\n`)).toBe("HTTP/1.1 431 Request Header Fields Too Large");
     expect(await bad(`GET ${target} HTTP/2.0\r\n\r\n`)).toBe("HTTP/1.1 505 HTTP Version Not Supported");
   });
