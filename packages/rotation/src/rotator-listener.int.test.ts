@@ -253,6 +253,34 @@ describePeers("rotator listeners with real clients and upstreams", () => {
     expect(await reply(CLIENT.username)).toBe(0x5b);
   });
 
+  it("socks5 listener: reply codes for an empty pool, dead upstreams, a refused target and unsupported requests", async () => {
+    /** REP of a no-auth SOCKS5 request: `command`, address type `atyp` with `address`, port. */
+    const reply = async (port: number, command: number, atyp: number, address: Buffer, targetPort: number): Promise<number | undefined> => {
+      const socket = net.connect({ host: "127.0.0.1", port });
+      const answer: Buffer[] = [];
+      socket.on("data", (chunk: Buffer) => answer.push(chunk));
+      socket.on("error", () => undefined);
+      const portBytes = Buffer.alloc(2);
+      portBytes.writeUInt16BE(targetPort);
+      socket.write(Buffer.from([5, 1, 0]));
+      socket.write(Buffer.concat([Buffer.from([5, command, 0, atyp]), address, portBytes]));
+      // Method choice (2 bytes), then the reply's VER and REP.
+      await waitFor(() => Buffer.concat(answer).length >= 4, { what: "a SOCKS5 reply" });
+      socket.destroy();
+      return Buffer.concat(answer)[3];
+    };
+    const ipv4 = (host: string): Buffer => Buffer.from(host.split(".").map(Number));
+    const empty = await open({ protocol: "socks5", listenProtocol: "socks5" }, []);
+    expect(await reply(empty.port, 1, 1, ipv4(origin.host), origin.httpPort)).toBe(1);
+    const dead = await open({ protocol: "socks5", listenProtocol: "socks5" }, [{ proxyId: 70, ip: "127.0.0.1", port: await closedPort(), username: "", password: "", country: "N/A" }]);
+    expect(await reply(dead.port, 1, 1, ipv4(origin.host), origin.httpPort)).toBe(1);
+    const live = await open({ protocol: "socks5", listenProtocol: "socks5" }, [upstreamOf(microsocks, 4)]);
+    expect(await reply(live.port, 1, 1, ipv4("127.0.0.1"), await closedPort())).toBe(4);
+    expect(await reply(live.port, 2, 1, ipv4(origin.host), origin.httpPort)).toBe(7);
+    expect(await reply(live.port, 1, 9, Buffer.alloc(0), origin.httpPort)).toBe(8);
+    expect(live.pool.isBenched(4)).toBe(false);
+  });
+
   it("fails over to the next upstream when one is down or killed", async () => {
     const victim = await startTinyproxy({ egressAddress: "127.0.0.7" });
     peers.push(victim);
