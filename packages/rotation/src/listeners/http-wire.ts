@@ -254,7 +254,7 @@ export function handleHttpClient(deps: HttpWireDeps, client: net.Socket): void {
         deps.pool.reportFailure(upstream.proxyId);
         deps.onUpstreamFailure?.(failure.reason);
         const answered = connection !== undefined && connection.socket.bytesRead > readBefore;
-        const safe = !requestSent || (!hasBody && (refused || (IDEMPOTENT.has(method) && !answered)));
+        const safe = !requestSent || (!hasBody && refused) || (repeatable && !answered);
         if (!safe || tried.size >= deps.maxAttempts) {
           await respond(client, failure.status, false);
           return false;
