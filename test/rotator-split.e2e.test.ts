@@ -108,7 +108,12 @@ describe("gateway and rotator as separate processes", () => {
     const through = (user: string) => curl(["-x", `http://${user}:rotator-pw@127.0.0.1:${rotator.listen_port}`, origin.httpUrl]);
     const seen = [];
     for (let i = 0; i < 4; i++) seen.push(egress((await through("bob")).body));
-    expect(new Set(seen)).toEqual(new Set(["127.0.0.2", "127.0.0.3"]));
+    // The rotation is the pool in proxy id order (the .2 proxy was inserted first); next walks it too, from the gateway process.
+    expect(seen).toEqual(["127.0.0.2", "127.0.0.3", "127.0.0.2", "127.0.0.3"]);
+    const next = async (): Promise<{ port: number; protocol: string }> => (await (await api(token, "POST", `/api/rotatingProxies/${rotator.id}/next`)).json()) as { port: number; protocol: string };
+    expect([await next(), await next(), await next()]).toEqual(
+      [upstreams[0], upstreams[1], upstreams[0]].map((upstream) => expect.objectContaining({ port: upstream?.port, protocol: "http" })),
+    );
     const sticky = [];
     for (let i = 0; i < 3; i++) sticky.push(egress((await through("bob-session-s1")).body));
     expect(new Set(sticky).size).toBe(1);

@@ -5,7 +5,7 @@ export { UpstreamPool } from "./upstream-pool.js";
 export type { PickOptions, Upstream, UpstreamPoolOptions } from "./upstream-pool.js";
 export { TunnelError, UpstreamConnector, upstreamEndpoint } from "./upstream-connector.js";
 export type { OpenedTunnel, TunnelFailureReason, UpstreamConnectorOptions } from "./upstream-connector.js";
-export { countRotatorUpstreams, loadInstanceRotators, loadRotatorUpstreams, rotatorUpstreamAt } from "./rotator-repository.js";
+export { countRotatorUpstreams, loadInstanceRotators, loadRotatorUpstreams, rotatorUpstreamAfter } from "./rotator-repository.js";
 export type { RotatorDefinition } from "./rotator-repository.js";
 export { loadTlsCertificate } from "./listeners/tls-certificate.js";
 export type { TlsCertificateOptions, TlsMaterial } from "./listeners/tls-certificate.js";

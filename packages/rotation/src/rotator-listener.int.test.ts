@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,6 +13,7 @@ import {
   startMicrosocks,
   startNginxJudge,
   startSquid,
+  startTarpit,
   startTinyproxy,
   waitFor,
   type NginxJudge,
@@ -21,7 +22,7 @@ import {
 
 import { loadTlsCertificate, type TlsMaterial } from "./listeners/tls-certificate.js";
 import { hashRotatorPassword } from "./rotator-password.js";
-import { RotatorListener } from "./rotator-listener.js";
+import { RotatorListener, type RotatorObserver } from "./rotator-listener.js";
 import type { RotatorDefinition } from "./rotator-repository.js";
 import type { Upstream } from "./upstream-pool.js";
 
@@ -93,7 +94,10 @@ describePeers("rotator listeners with real clients and upstreams", () => {
     country,
   });
 
-  async function open(fields: Pick<RotatorDefinition, "protocol" | "listenProtocol"> & { auth?: boolean; guard?: OutboundGuard }, upstreams: Upstream[]): Promise<RotatorListener> {
+  async function open(
+    fields: Pick<RotatorDefinition, "protocol" | "listenProtocol"> & { auth?: boolean; guard?: OutboundGuard; responseTimeoutMs?: number; observer?: RotatorObserver },
+    upstreams: Upstream[],
+  ): Promise<RotatorListener> {
     const definition: RotatorDefinition = {
       id: nextId++,
       userId: 1,
@@ -109,7 +113,16 @@ describePeers("rotator listeners with real clients and upstreams", () => {
       uptimeFilterType: null,
       uptimePercentage: null,
     };
-    const listener = new RotatorListener({ definition, host: "127.0.0.1", guard: fields.guard ?? guard, serverKey: SERVER_KEY, tls, upstreamTimeoutMs: 3000 });
+    const listener = new RotatorListener({
+      definition,
+      host: "127.0.0.1",
+      guard: fields.guard ?? guard,
+      serverKey: SERVER_KEY,
+      tls,
+      upstreamTimeoutMs: 3000,
+      ...(fields.responseTimeoutMs !== undefined ? { responseTimeoutMs: fields.responseTimeoutMs } : {}),
+      ...(fields.observer ? { observer: fields.observer } : {}),
+    });
     listener.pool.replace(upstreams);
     await listener.start();
     listeners.push(listener);
@@ -240,6 +253,34 @@ describePeers("rotator listeners with real clients and upstreams", () => {
     expect(await reply(CLIENT.username)).toBe(0x5b);
   });
 
+  it("socks5 listener: reply codes for an empty pool, dead upstreams, a refused target and unsupported requests", async () => {
+    /** REP of a no-auth SOCKS5 request: `command`, address type `atyp` with `address`, port. */
+    const reply = async (port: number, command: number, atyp: number, address: Buffer, targetPort: number): Promise<number | undefined> => {
+      const socket = net.connect({ host: "127.0.0.1", port });
+      const answer: Buffer[] = [];
+      socket.on("data", (chunk: Buffer) => answer.push(chunk));
+      socket.on("error", () => undefined);
+      const portBytes = Buffer.alloc(2);
+      portBytes.writeUInt16BE(targetPort);
+      socket.write(Buffer.from([5, 1, 0]));
+      socket.write(Buffer.concat([Buffer.from([5, command, 0, atyp]), address, portBytes]));
+      // Method choice (2 bytes), then the reply's VER and REP.
+      await waitFor(() => Buffer.concat(answer).length >= 4, { what: "a SOCKS5 reply" });
+      socket.destroy();
+      return Buffer.concat(answer)[3];
+    };
+    const ipv4 = (host: string): Buffer => Buffer.from(host.split(".").map(Number));
+    const empty = await open({ protocol: "socks5", listenProtocol: "socks5" }, []);
+    expect(await reply(empty.port, 1, 1, ipv4(origin.host), origin.httpPort)).toBe(1);
+    const dead = await open({ protocol: "socks5", listenProtocol: "socks5" }, [{ proxyId: 70, ip: "127.0.0.1", port: await closedPort(), username: "", password: "", country: "N/A" }]);
+    expect(await reply(dead.port, 1, 1, ipv4(origin.host), origin.httpPort)).toBe(1);
+    const live = await open({ protocol: "socks5", listenProtocol: "socks5" }, [upstreamOf(microsocks, 4)]);
+    expect(await reply(live.port, 1, 1, ipv4("127.0.0.1"), await closedPort())).toBe(4);
+    expect(await reply(live.port, 2, 1, ipv4(origin.host), origin.httpPort)).toBe(7);
+    expect(await reply(live.port, 1, 9, Buffer.alloc(0), origin.httpPort)).toBe(8);
+    expect(live.pool.isBenched(4)).toBe(false);
+  });
+
   it("fails over to the next upstream when one is down or killed", async () => {
     const victim = await startTinyproxy({ egressAddress: "127.0.0.7" });
     peers.push(victim);
@@ -266,6 +307,73 @@ describePeers("rotator listeners with real clients and upstreams", () => {
     expect((await curl(["-p", "-x", proxyUrl("http", http), origin.httpUrl])).exitCode).not.toBe(0);
     const socks = await open({ protocol: "socks5", listenProtocol: "socks5", guard: closed }, [upstreamOf(microsocks, 4)]);
     expect((await curl(["--socks5", `127.0.0.1:${socks.port}`, origin.httpUrl])).exitCode).toBe(97);
+  });
+
+  /** Records failed upstream attempts by reason. */
+  const failureRecorder = (): { observer: RotatorObserver; reasons: string[] } => {
+    const reasons: string[] = [];
+    const ignore = (): void => undefined;
+    return { reasons, observer: { request: ignore, connectionOpened: ignore, connectionClosed: ignore, clientBytes: ignore, upstreamFailure: (_id, reason) => reasons.push(reason) } };
+  };
+
+  it("answers 504 when an HTTP upstream accepts and never answers, failing over only requests that are safe to repeat", async () => {
+    const tarpit = await startTarpit();
+    peers.push(tarpit);
+    // The ring is in proxy id order: the silent or refusing upstream (ids 80, 81) comes before tinyA (99).
+    const silent: Upstream = { proxyId: 80, ip: tarpit.host, port: tarpit.port, username: "", password: "", country: "N/A" };
+    const alone = failureRecorder();
+    const only = await open({ protocol: "http", listenProtocol: "http", responseTimeoutMs: 500, observer: alone.observer }, [silent]);
+    const started = Date.now();
+    const timedOut = await curl(["-x", proxyUrl("http", only), origin.httpUrl]);
+    expect(timedOut.status).toBe(504);
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(alone.reasons).toEqual(["response_timeout"]);
+
+    // A GET is idempotent and carries no body: the next upstream answers it.
+    const mixed = failureRecorder();
+    const failover = await open({ protocol: "http", listenProtocol: "http", responseTimeoutMs: 500, observer: mixed.observer }, [silent, upstreamOf(tinyA, 99)]);
+    const get = await curl(["-x", proxyUrl("http", failover), origin.httpUrl]);
+    expect([get.status, egressOf(get)]).toEqual([200, "127.0.0.2"]);
+    expect(mixed.reasons).toEqual(["response_timeout"]);
+
+    // Refused at connect, an upstream has seen nothing: even a POST with a body goes to the next one.
+    const refusing: Upstream = { proxyId: 81, ip: "127.0.0.1", port: await closedPort(), username: "", password: "", country: "N/A" };
+    const refused = await open({ protocol: "http", listenProtocol: "http" }, [refusing, upstreamOf(tinyA, 99)]);
+    const posted = await curl(["--data-binary", "x=1", "-x", proxyUrl("http", refused), origin.bodyUrl]);
+    expect([posted.status, posted.body]).toEqual([200, "x=1"]);
+
+    // Once received, a POST may have taken effect upstream: it is never sent twice, with or without a body.
+    for (const body of [["-X", "POST"], ["--data-binary", "x=1"]]) {
+      const post = await open({ protocol: "http", listenProtocol: "http", responseTimeoutMs: 500 }, [silent, upstreamOf(tinyA, 99)]);
+      expect((await curl([...body, "-x", proxyUrl("http", post), origin.httpUrl])).status).toBe(504);
+    }
+
+    // Through a SOCKS tunnel the deadline holds too: microsocks reaches a target that never answers.
+    const tunnelled = failureRecorder();
+    const socks = await open({ protocol: "socks5", listenProtocol: "http", responseTimeoutMs: 500, observer: tunnelled.observer }, [upstreamOf(microsocks, 4)]);
+    expect((await curl(["-x", proxyUrl("http", socks), `http://${tarpit.host}:${tarpit.port}/`])).status).toBe(504);
+    expect(tunnelled.reasons).toEqual(["response_timeout"]);
+  });
+
+  it("relays Expect: 100-continue, so curl's POST of a file over 1 KiB arrives whole", async () => {
+    const file = join(dataDir, "upload.bin");
+    const payload = Array.from({ length: 3000 }, (_, i) => `line ${i} of the upload\n`).join("");
+    await writeFile(file, payload);
+    for (const [protocol, upstream] of [["http", upstreamOf(tinyA, 1)], ["socks5", upstreamOf(microsocks, 4)]] as const) {
+      const listener = await open({ protocol, listenProtocol: "http" }, [upstream]);
+      // curl 7.88 asks on its own only above 1 MiB, hence the header. It waits up to 30 s for the 100 before
+      // sending the body anyway: only a relayed 100 answers within --max-time.
+      const result = await curl(["-i", "-H", "Expect: 100-continue", "--expect100-timeout", "30", "--data-binary", `@${file}`, "-x", proxyUrl("http", listener), origin.bodyUrl]);
+      expect(result.status).toBe(200);
+      expect(result.body).toMatch(/^HTTP\/1\.1 100 Continue\r\n/);
+      expect(result.body.slice(result.body.indexOf("\r\n\r\n", result.body.lastIndexOf("HTTP/1.1 200")) + 4)).toBe(payload);
+    }
+    // Above 1 MiB curl asks on its own; the origin's limit is 1 MiB, and its early 413 reaches the client.
+    const big = join(dataDir, "too-big.bin");
+    await writeFile(big, Buffer.alloc(2 * 1024 * 1024, 97));
+    const listener = await open({ protocol: "http", listenProtocol: "http" }, [upstreamOf(tinyA, 1)]);
+    const refused = await curl(["--data-binary", `@${big}`, "-x", proxyUrl("http", listener), origin.bodyUrl]);
+    expect(refused.status).toBe(413);
   });
 
   it("stop() closes the port and every open tunnel", async () => {

@@ -30,6 +30,8 @@ export interface RotatorListenerOptions {
   tls?: TlsMaterial;
   /** Per upstream attempt, in ms. @defaultValue 10000 */
   upstreamTimeoutMs?: number;
+  /** A plain request's wait for the upstream's response head once the request is sent, in ms (then 504). @defaultValue 30000 */
+  responseTimeoutMs?: number;
   /** Upstreams tried per request or tunnel. @defaultValue 3 */
   maxAttempts?: number;
   pool?: UpstreamPool;
@@ -99,6 +101,7 @@ export class RotatorListener {
         guard: this.options.guard,
         connections: this.connections,
         upstreamTimeoutMs: this.options.upstreamTimeoutMs ?? 10_000,
+        responseTimeoutMs: this.options.responseTimeoutMs ?? 30_000,
         maxAttempts: this.options.maxAttempts ?? 3,
         track,
         onRequest,

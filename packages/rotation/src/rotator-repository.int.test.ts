@@ -1,7 +1,7 @@
 import { createTestDatabase, type TestDatabase } from "@roost/testkit";
 import pg from "pg";
 
-import { countRotatorUpstreams, loadInstanceRotators, loadRotatorUpstreams, rotatorUpstreamAt } from "./rotator-repository.js";
+import { countRotatorUpstreams, loadInstanceRotators, loadRotatorUpstreams, rotatorUpstreamAfter } from "./rotator-repository.js";
 
 describe("rotator repository", () => {
   let database: TestDatabase;
@@ -86,11 +86,14 @@ describe("rotator repository", () => {
 
     const counts = await countRotatorUpstreams(pool, [all, goodOnly, atLeast50, atMost25, socks, https]);
     expect([...counts.entries()]).toEqual([all, goodOnly, atLeast50, atMost25, socks, https].map((id) => [id, ids(id)?.length]));
-    expect((await rotatorUpstreamAt(pool, all, 1))?.proxyId).toBe(httpPoor);
-    expect(await rotatorUpstreamAt(pool, all, 2)).toBeUndefined();
+    expect((await rotatorUpstreamAfter(pool, all, 0))?.proxyId).toBe(httpGood);
+    expect((await rotatorUpstreamAfter(pool, all, httpGood))?.proxyId).toBe(httpPoor);
+    expect((await rotatorUpstreamAfter(pool, all, httpPoor))?.proxyId).toBe(httpGood);
+    expect((await rotatorUpstreamAfter(pool, goodOnly, httpPoor))?.proxyId).toBe(httpGood);
 
     const definitions = await loadInstanceRotators(pool, "inst-a");
     expect(definitions.map((d) => d.name)).toEqual(["all", "good", "min", "max", "socks", "https"]);
+    expect(await rotatorUpstreamAfter(pool, await rotator(other, { name: "empty", protocol: "socks4", port: 20007 }), 0)).toBeUndefined();
     expect(definitions[2]).toMatchObject({ uptimeFilterType: "min", uptimePercentage: 50, authRequired: false, listenProtocol: "http" });
   });
 });

@@ -121,8 +121,15 @@ export async function countRotatorUpstreams(pool: pg.Pool, rotatorIds: readonly 
   return counts;
 }
 
-/** The pool member at `index` (proxy id order) of one rotator, without reading the whole pool. */
-export async function rotatorUpstreamAt(pool: pg.Pool, rotatorId: number, index: number): Promise<Upstream | undefined> {
-  const { rows } = await pool.query<UpstreamRow>(`SELECT r.id AS rotator_id, p.id, p.ip, p.port, p.username, p.password, p.country ${POOL_FROM_WHERE} ORDER BY p.id OFFSET $2 LIMIT 1`, [[rotatorId], index]);
+/**
+ * The rotation's next member after proxy `afterProxyId`: the first pool member
+ * with a larger id, else (wrapping) the first; undefined when the pool is empty.
+ * The same order as the listener's ring (UpstreamPool), read without the whole pool.
+ */
+export async function rotatorUpstreamAfter(pool: pg.Pool, rotatorId: number, afterProxyId: number): Promise<Upstream | undefined> {
+  const { rows } = await pool.query<UpstreamRow>(
+    `SELECT r.id AS rotator_id, p.id, p.ip, p.port, p.username, p.password, p.country ${POOL_FROM_WHERE} ORDER BY p.id <= $2, p.id LIMIT 1`,
+    [[rotatorId], afterProxyId],
+  );
   return rows[0] ? toUpstream(rows[0]) : undefined;
 }

@@ -11,6 +11,21 @@ describe("UpstreamPool", () => {
     expect(pool.pick()?.proxyId).toBe(2);
   });
 
+  it("continues the rotation in proxy id order when members come and go", () => {
+    const pool = new UpstreamPool();
+    pool.replace([upstream(30), upstream(10), upstream(20)]);
+    expect([pool.pick(), pool.pick()].map((u) => u?.proxyId)).toEqual([10, 20]);
+    // 30 was due; members before it leave and arrive: neither skipped nor repeated.
+    pool.replace([upstream(5), upstream(30), upstream(40)]);
+    expect([pool.pick(), pool.pick(), pool.pick()].map((u) => u?.proxyId)).toEqual([30, 40, 5]);
+    expect(pool.pick()?.proxyId).toBe(30);
+    // 40 was due and left: the next one by id follows; with none after it, the ring wraps.
+    pool.replace([upstream(5), upstream(30), upstream(50)]);
+    expect([pool.pick(), pool.pick(), pool.pick()].map((u) => u?.proxyId)).toEqual([50, 5, 30]);
+    pool.replace([upstream(5), upstream(30)]);
+    expect(pool.pick()?.proxyId).toBe(5);
+  });
+
   it("answers undefined when empty or when the country has none", () => {
     const pool = new UpstreamPool();
     expect(pool.pick()).toBeUndefined();

@@ -26,14 +26,26 @@ export interface UpstreamPoolOptions {
 }
 
 interface Ring {
+  /** In proxy id order. */
   members: Upstream[];
+  /** Index of the member due next. */
   cursor: number;
+}
+
+/** Where a ring continues over new members: at the old ring's due member, or the first after it by id. */
+function continueAt(old: Ring | undefined, members: readonly Upstream[]): number {
+  const due = old?.members[old.cursor]?.proxyId;
+  if (due === undefined) return 0;
+  const index = members.findIndex((member) => member.proxyId >= due);
+  return index === -1 ? 0 : index;
 }
 
 /**
  * A rotator's selection in memory: round robin over the current upstreams
  * (all, or one country's), sticky sessions, and a bench for upstreams that
- * keep failing. `replace` swaps the set without resetting the rotation.
+ * keep failing. The ring is in proxy id order, the rotation `next` of the API
+ * walks too; `replace` swaps the set and continues with the member that was
+ * due (or the first one after it by id), so a refresh neither skips nor repeats.
  */
 export class UpstreamPool {
   private all: Ring = { members: [], cursor: 0 };
@@ -59,15 +71,16 @@ export class UpstreamPool {
   }
 
   replace(upstreams: readonly Upstream[]): void {
+    const sorted = [...upstreams].sort((a, b) => a.proxyId - b.proxyId);
     const countries = new Map<string, Upstream[]>();
-    for (const upstream of upstreams) {
+    for (const upstream of sorted) {
       const list = countries.get(upstream.country);
       if (list) list.push(upstream);
       else countries.set(upstream.country, [upstream]);
     }
     const byCountry = new Map<string, Ring>();
-    for (const [country, members] of countries) byCountry.set(country, { members, cursor: this.byCountry.get(country)?.cursor ?? 0 });
-    this.all = { members: [...upstreams], cursor: this.all.cursor };
+    for (const [country, members] of countries) byCountry.set(country, { members, cursor: continueAt(this.byCountry.get(country), members) });
+    this.all = { members: sorted, cursor: continueAt(this.all, sorted) };
     this.byCountry = byCountry;
     this.byId = new Map(upstreams.map((upstream) => [upstream.proxyId, upstream]));
     for (const id of this.failures.keys()) if (!this.byId.has(id)) this.failures.delete(id);

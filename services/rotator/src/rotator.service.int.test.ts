@@ -7,7 +7,7 @@ import { createDatabase, type Database } from "@roost/db";
 import { createLogger, createMetrics } from "@roost/observability";
 import { createRedisConnection } from "@roost/queue";
 import { hashRotatorPassword, listLiveRotatorInstances, rotatorKeys } from "@roost/rotation";
-import { createTestDatabase, createTestRedis, freePort, startNginxJudge, startTinyproxy, waitFor, type NginxJudge, type ProxyPeer, type TestDatabase, type TestRedis } from "@roost/testkit";
+import { createTestDatabase, createTestRedis, freePort, startNginxJudge, startTarpit, startTinyproxy, waitFor, type NginxJudge, type ProxyPeer, type TestDatabase, type TestRedis } from "@roost/testkit";
 import type { Redis } from "ioredis";
 
 import { rotatorConfigFromEnv } from "./config/rotator.config.js";
@@ -42,6 +42,7 @@ describe("rotator service", () => {
         ROTATING_PROXY_PORT_START: String(portStart),
         ROTATING_PROXY_PORT_END: String(portStart + 9),
         ROTATOR_REFRESH_SECONDS: "3600",
+        ROTATOR_RESPONSE_TIMEOUT_MS: "500",
       }),
       db,
       redisUrl: redis.url,
@@ -85,7 +86,8 @@ describe("rotator service", () => {
     expect(instances).toEqual([{ id: "inst-1", name: "test-host", region: "default", port_start: portStart, port_end: portStart + 9, listen_host: "127.0.0.1", bind_host: "127.0.0.1" }]);
 
     const userId = await newUser();
-    const port = portStart + 3;
+    // The port freePort checked: its neighbours are ephemeral ports an outgoing connection of this process may hold.
+    const port = portStart;
     const rotatorId =
       (
         await db.pool.query<{ id: number }>(
@@ -114,6 +116,18 @@ describe("rotator service", () => {
     const second = await start("inst-1");
     expect(second.listeners.has(rotatorId)).toBe(true);
     expect((await curlStatus(["-x", proxyUrl, origin.httpUrl])).body).toMatch(/REMOTE_ADDR = 127\.0\.0\.2/);
+
+    // The proxy turns into one that accepts and never answers: 504 after ROTATOR_RESPONSE_TIMEOUT_MS, counted by reason.
+    const tarpit = await startTarpit();
+    try {
+      await db.pool.query("UPDATE proxies SET port = $2 WHERE user_id = $1", [userId, tarpit.port]);
+      await publisher.publish(keys.checkedChannel, JSON.stringify({ userId, proxyIds: [1], removedIds: [] }));
+      await waitFor(() => second.listeners.get(rotatorId)?.pool.pick()?.port === tarpit.port, { what: "pool refreshed to the tarpit" });
+      expect((await curlStatus(["-o", "/dev/null", "-w", "%{http_code}", "-x", proxyUrl, origin.httpUrl])).body).toBe("504");
+      expect(await metrics.registry.metrics()).toMatch(/^svc_rotating_proxy_errors_total\{reason="response_timeout"\} 1$/m);
+    } finally {
+      await tarpit.stop();
+    }
 
     await db.pool.query("DELETE FROM users WHERE id = $1", [userId]);
     await publisher.publish(keys.changedChannel, JSON.stringify({ userId }));

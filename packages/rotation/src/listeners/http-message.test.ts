@@ -20,6 +20,10 @@ describe("HTTP message heads", () => {
     expect(requestFraming(head("POST x HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 3"))).toBeUndefined();
     expect(requestFraming(head("POST x HTTP/1.1\r\nTransfer-Encoding: gzip"))).toBeUndefined();
     expect(requestFraming(head("POST x HTTP/1.1\r\nContent-Length: -1"))).toBeUndefined();
+    // Repeated framing headers are refused, even when equal: every copy would be forwarded.
+    expect(requestFraming(head("POST x HTTP/1.1\r\nContent-Length: 3\r\ncontent-length: 30"))).toBeUndefined();
+    expect(requestFraming(head("POST x HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 3"))).toBeUndefined();
+    expect(requestFraming(head("POST x HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: identity"))).toBeUndefined();
   });
 
   it("frames responses: none for HEAD, 204 and 304, else by header or until close", () => {
@@ -28,6 +32,7 @@ describe("HTTP message heads", () => {
     expect(responseFraming(head("HTTP/1.1 304 Not Modified\r\nContent-Length: 5"), "GET")).toEqual({ kind: "none" });
     expect(responseFraming(head("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked"), "GET")).toEqual({ kind: "chunked" });
     expect(responseFraming(head("HTTP/1.1 200 OK"), "GET")).toEqual({ kind: "until-close" });
+    expect(responseFraming(head("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6"), "GET")).toBeUndefined();
   });
 
   it("drops hop-by-hop headers and those Connection names, keeps Transfer-Encoding with its body", () => {

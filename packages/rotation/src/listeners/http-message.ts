@@ -53,12 +53,28 @@ export function serializeHead(startLine: string, headers: readonly [string, stri
   return Buffer.from(`${text}\r\n`, "latin1");
 }
 
+/**
+ * The one value of a framing header: undefined when absent, null when the
+ * head repeats it (refused: we would forward every copy, and a peer that reads
+ * another one than we do would split the stream differently — smuggling).
+ */
+function framingHeader(head: HttpHead, name: string): string | undefined | null {
+  let value: string | undefined;
+  for (const [key, v] of head.headers) {
+    if (key.toLowerCase() !== name) continue;
+    if (value !== undefined) return null;
+    value = v;
+  }
+  return value;
+}
+
 export type BodyFraming = { kind: "none" } | { kind: "length"; bytes: number } | { kind: "chunked" } | { kind: "until-close" };
 
 /** Request body framing (RFC 9112 6.3): chunked wins, else Content-Length, else none. */
 export function requestFraming(head: HttpHead): BodyFraming | undefined {
-  const te = headerValue(head, "transfer-encoding");
-  const cl = headerValue(head, "content-length");
+  const te = framingHeader(head, "transfer-encoding");
+  const cl = framingHeader(head, "content-length");
+  if (te === null || cl === null) return undefined;
   if (te !== undefined) return te.toLowerCase().endsWith("chunked") && cl === undefined ? { kind: "chunked" } : undefined;
   if (cl === undefined) return { kind: "none" };
   return /^\d{1,15}$/.test(cl) ? { kind: "length", bytes: Number(cl) } : undefined;
@@ -68,9 +84,10 @@ export function requestFraming(head: HttpHead): BodyFraming | undefined {
 export function responseFraming(head: HttpHead, requestMethod: string): BodyFraming | undefined {
   const status = Number(head.startLine[1]);
   if (requestMethod === "HEAD" || (status >= 100 && status < 200) || status === 204 || status === 304) return { kind: "none" };
-  const te = headerValue(head, "transfer-encoding");
+  const te = framingHeader(head, "transfer-encoding");
+  const cl = framingHeader(head, "content-length");
+  if (te === null || cl === null) return undefined;
   if (te !== undefined) return te.toLowerCase().endsWith("chunked") ? { kind: "chunked" } : { kind: "until-close" };
-  const cl = headerValue(head, "content-length");
   if (cl === undefined) return { kind: "until-close" };
   return /^\d{1,15}$/.test(cl) ? { kind: "length", bytes: Number(cl) } : undefined;
 }

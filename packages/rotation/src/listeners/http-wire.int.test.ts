@@ -22,6 +22,7 @@ describe("http listener wire handling", () => {
   let upstreamConnections = 0;
   const seen: Seen[] = [];
   const slowSockets: net.Socket[] = [];
+  let pausedUpload: http.IncomingMessage | undefined;
   const BIG_BYTES = 256 * 1024 * 1024;
   let bigSent = 0;
   let listener: RotatorListener;
@@ -30,6 +31,15 @@ describe("http listener wire handling", () => {
     upstream = http.createServer((req, res) => {
       if (req.url?.endsWith("/slow")) {
         slowSockets.push(req.socket);
+        return;
+      }
+      if (req.url?.endsWith("/upload-paused")) {
+        // Reads nothing of the body until the test resumes it, then answers how much arrived.
+        req.pause();
+        pausedUpload = req;
+        let received = 0;
+        req.on("data", (chunk: Buffer) => (received += chunk.length));
+        req.on("end", () => res.end(`received:${received}`));
         return;
       }
       if (req.url?.endsWith("/big")) {
@@ -189,6 +199,39 @@ describe("http listener wire handling", () => {
     socket.destroy();
   }, 60_000);
 
+  it("holds the client back while the upstream does not read a request body (backpressure), then delivers every byte", async () => {
+    const UPLOAD = 256 * 1024 * 1024;
+    const socket = await connect();
+    let answer = "";
+    socket.on("data", (chunk: Buffer) => (answer += chunk.toString("latin1")));
+    socket.write(`POST http://origin.test/upload-paused HTTP/1.1\r\nHost: origin.test\r\nContent-Length: ${UPLOAD}\r\n\r\n`);
+    const block = Buffer.alloc(1024 * 1024, 121);
+    let sent = 0;
+    const pump = (): void => {
+      while (sent < UPLOAD) {
+        sent += block.length;
+        if (!socket.write(block)) return void socket.once("drain", pump);
+      }
+    };
+    pump();
+    const upload = await waitFor(() => pausedUpload, { what: "the upload upstream" });
+    // The client stops when the buffers between it and the paused upstream are full: its count holds still.
+    let last = -1;
+    let still = 0;
+    await waitFor(
+      () => {
+        still = sent === last ? still + 1 : 0;
+        last = sent;
+        return still >= 5;
+      },
+      { intervalMs: 100, what: "the client to stall" },
+    );
+    expect(sent).toBeLessThan(64 * 1024 * 1024);
+    upload.resume();
+    await waitFor(() => answer.endsWith(`received:${UPLOAD}`), { timeoutMs: 30_000, what: "every byte upstream" });
+    socket.destroy();
+  }, 60_000);
+
   it("refuses malformed requests: origin-form, smuggling framing, oversized heads", async () => {
     const bad = async (request: string): Promise<string> => {
       const socket = await connect();
@@ -198,6 +241,7 @@ describe("http listener wire handling", () => {
     };
     expect(await bad("GET /relative HTTP/1.1\r\nHost: x\r\n\r\n")).toBe("HTTP/1.1 400 Bad Request");
     expect(await bad(`POST ${target} HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n`)).toBe("HTTP/1.1 400 Bad Request");
+    expect(await bad(`POST ${target} HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 40\r\n\r\nabc`)).toBe("HTTP/1.1 400 Bad Request");
     expect(await bad(`GET ${target} HTTP/1.1\r\nX-Big: ${"a".repeat(70_000)}\r\n\r\n`)).toBe("HTTP/1.1 431 Request Header Fields Too Large");
     expect(await bad(`GET ${target} HTTP/2.0\r\n\r\n`)).toBe("HTTP/1.1 505 HTTP Version Not Supported");
   });

@@ -20,6 +20,8 @@ export interface HttpWireDeps {
   connections: UpstreamConnections;
   /** Connect to one upstream, in ms. */
   upstreamTimeoutMs: number;
+  /** Wait for the response head once a plain request is sent, in ms; then 504. */
+  responseTimeoutMs: number;
   /** Upstreams tried for one request before 502. */
   maxAttempts: number;
   track: (socket: net.Socket) => void;
@@ -31,15 +33,26 @@ export interface HttpWireDeps {
 const MAX_HEAD_BYTES = 64 * 1024;
 /** A client connection with no request in flight is closed after this, in ms. */
 const CLIENT_IDLE_MS = 120_000;
-const REASONS: Record<number, string> = { 400: "Bad Request", 403: "Forbidden", 407: "Proxy Authentication Required", 431: "Request Header Fields Too Large", 502: "Bad Gateway", 503: "Service Unavailable", 505: "HTTP Version Not Supported" };
+const REASONS: Record<number, string> = { 400: "Bad Request", 403: "Forbidden", 407: "Proxy Authentication Required", 431: "Request Header Fields Too Large", 502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout", 505: "HTTP Version Not Supported" };
+/** RFC 9110 9.2.2: requests a client may repeat; only these go to a second upstream once one has received them. */
+const IDEMPOTENT = new Set(["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"]);
 const STATUS_FOR: Record<TunnelError["reason"], number> = { no_upstream: 503, upstream_failed: 502, target_refused: 502, target_blocked: 403, bad_target: 400 };
 const PROXY_AUTHENTICATE = 'Basic realm="roost"';
+const CONTINUE = Buffer.from("HTTP/1.1 100 Continue\r\n\r\n", "latin1");
 
 class UpstreamFailure extends Error {
   constructor(readonly reason: string) {
     super(reason);
   }
+
+  /** What the client gets when no other upstream is tried. */
+  get status(): number {
+    return this.reason === "response_timeout" ? 504 : 502;
+  }
 }
+
+/** The client closed inside its request body: nobody's upstream failure. */
+class ClientGone extends Error {}
 
 /** A short answer of the proxy's own; `keepAlive` only when the request had no unread body. */
 async function respond(client: net.Socket, status: number, keepAlive: boolean, extra: [string, string][] = []): Promise<void> {
@@ -56,7 +69,7 @@ function parseAuthority(authority: string): { host: string; port: number } | und
   return { host, port };
 }
 
-/** Reads a response head, passing 1xx interim answers (100 Continue) on to the client. */
+/** Reads a response head, passing 1xx interim answers on to the client except 100 Continue (the listener sends its own). */
 async function readResponseHead(upstream: SocketInbox, client: net.Socket): Promise<HttpHead | null> {
   for (;;) {
     const raw = await readHead(upstream, MAX_HEAD_BYTES);
@@ -65,10 +78,62 @@ async function readResponseHead(upstream: SocketInbox, client: net.Socket): Prom
     if (!head || !/^HTTP\/1\.[01]$/.test(head.startLine[0])) throw new UpstreamFailure("proxy_protocol");
     const status = Number(head.startLine[1]);
     if (status >= 100 && status < 200 && status !== 101) {
-      await writeAll(client, serializeHead(`HTTP/1.1 ${head.startLine[1]} ${head.startLine[2]}`, endToEnd(head)));
+      if (status !== 100) await writeAll(client, serializeHead(`HTTP/1.1 ${head.startLine[1]} ${head.startLine[2]}`, endToEnd(head)));
       continue;
     }
     return head;
+  }
+}
+
+/**
+ * Relays the request body while already reading the response, so a final
+ * answer that comes first (413, 401) ends the exchange. A client that asked
+ * for `Expect: 100-continue` gets our 100 once the upstream took the head:
+ * upstream proxies such as tinyproxy never relay one, and the client would
+ * stall until its own timeout. Once the request is sent whole, the head must
+ * arrive within `timeoutMs`.
+ * `head` is null when the upstream closed without a byte; `bodyComplete`
+ * false when it answered before the body was through.
+ */
+async function awaitResponse(
+  clientInbox: SocketInbox,
+  client: net.Socket,
+  upstream: UpstreamConnection,
+  framing: BodyFraming,
+  expectContinue: boolean,
+  timeoutMs: number,
+): Promise<{ head: HttpHead | null; bodyComplete: boolean }> {
+  let timedOut = false;
+  let timer: NodeJS.Timeout | undefined;
+  const pending = readResponseHead(upstream.inbox, client);
+  pending.catch(() => undefined);
+  try {
+    let bodyComplete = true;
+    if (framing.kind !== "none") {
+      if (expectContinue) await writeAll(client, CONTINUE);
+      const body = relayBody(clientInbox, upstream.socket, framing).catch(() => "upstream-closed" as const);
+      const first = await Promise.race([body, pending.then(() => "answered" as const, () => "answered" as const)]);
+      if (first === false) throw new ClientGone("client closed inside the body");
+      bodyComplete = first === true;
+    }
+    if (bodyComplete) {
+      // This deadline bounds the wait, so the client's idle timer is off meanwhile.
+      client.setTimeout(0);
+      timer = setTimeout(() => {
+        timedOut = true;
+        upstream.socket.destroy();
+      }, timeoutMs);
+    }
+    const head = await pending.catch((error: unknown) => {
+      throw timedOut ? new UpstreamFailure("response_timeout") : error;
+    });
+    if (timedOut) throw new UpstreamFailure("response_timeout");
+    return { head, bodyComplete };
+  } finally {
+    if (timer) {
+      clearTimeout(timer);
+      if (!client.destroyed) client.setTimeout(CLIENT_IDLE_MS);
+    }
   }
 }
 
@@ -121,60 +186,77 @@ export function handleHttpClient(deps: HttpWireDeps, client: net.Socket): void {
     upstream.pipe(client);
   };
 
-  /** Through an HTTP upstream in absolute form over a kept-alive connection; failover while nothing was sent. */
-  const viaHttpUpstream = async (method: string, target: string, headers: [string, string][], framing: BodyFraming, options: UsernameOptions, clientWantsClose: boolean): Promise<boolean> => {
-    const replayable = framing.kind === "none";
+  /**
+   * Through an HTTP upstream in absolute form over a kept-alive connection.
+   * Failover to the next upstream while nothing was sent, and after sending
+   * only for an idempotent request without a body that got no byte back.
+   */
+  const viaHttpUpstream = async (method: string, target: string, headers: [string, string][], framing: BodyFraming, expectContinue: boolean, options: UsernameOptions, clientWantsClose: boolean): Promise<boolean> => {
+    const hasBody = framing.kind !== "none";
+    const repeatable = !hasBody && IDEMPOTENT.has(method);
     const tried = new Set<number>();
+    let lastFailure: UpstreamFailure | undefined;
     for (;;) {
       const upstream = deps.pool.pick(options, tried);
       if (!upstream) {
-        await respond(client, tried.size === 0 ? 503 : 502, replayable && !clientWantsClose);
-        return replayable && !clientWantsClose;
+        await respond(client, lastFailure?.status ?? 503, !hasBody && !clientWantsClose);
+        return !hasBody && !clientWantsClose;
       }
       tried.add(upstream.proxyId);
       const auth = basicProxyAuthorization(upstreamEndpoint(deps.protocol, upstream));
       // The client's own request target, byte for byte (it passed the URL parser above).
       const head = serializeHead(`${method} ${target} HTTP/1.1`, auth ? [...headers, ["Proxy-Authorization", auth]] : headers);
       let connection: UpstreamConnection | undefined;
-      let bodySent = false;
+      let requestSent = false;
+      let refused = false;
+      let readBefore = 0;
       // A client that goes away takes its in-flight upstream connection with it.
       const onClientClose = (): void => void connection?.socket.destroy();
       client.once("close", onClientClose);
       try {
         deps.guard.checkLiteral(upstream.ip);
         let response: HttpHead | null = null;
+        let bodyComplete = true;
         // A reused connection the upstream closed meanwhile answers nothing: one fresh connection is tried.
+        // Only repeatable requests take a kept connection, so only they can meet that case.
         for (let fresh = false; response === null; fresh = true) {
-          const acquired = await deps.connections.acquire(upstream.ip, upstream.port, deps.upstreamTimeoutMs, !replayable);
+          const acquired = await deps.connections.acquire(upstream.ip, upstream.port, deps.upstreamTimeoutMs, !repeatable);
           connection = acquired.connection;
-          if (client.destroyed) throw new Error("client closed");
+          if (client.destroyed) throw new ClientGone("client closed");
+          readBefore = connection.socket.bytesRead;
+          requestSent = true;
           await writeAll(connection.socket, head);
-          if (!replayable) {
-            bodySent = true;
-            if (!(await relayBody(inbox, connection.socket, framing))) throw new Error("client closed inside the body");
-          }
-          response = await readResponseHead(connection.inbox, client);
+          ({ head: response, bodyComplete } = await awaitResponse(inbox, client, connection, framing, expectContinue, deps.responseTimeoutMs));
           if (response === null) {
             connection.socket.destroy();
-            if (!acquired.reused || fresh || bodySent) throw new UpstreamFailure("proxy_unreachable");
+            if (!acquired.reused || fresh) throw new UpstreamFailure("proxy_unreachable");
           }
         }
         if (!connection) throw new UpstreamFailure("proxy_unreachable");
-        // The upstream refusing its own credentials is its failure, never the client's 407.
-        if (response.startLine[1] === "407") throw new UpstreamFailure("proxy_auth_failed");
+        // The upstream refusing its own credentials is its failure, never the client's 407; it forwarded nothing.
+        if (response.startLine[1] === "407") {
+          refused = true;
+          throw new UpstreamFailure("proxy_auth_failed");
+        }
         deps.pool.reportSuccess(upstream.proxyId);
-        const outcome = await relayResponse(response, method, connection.inbox, client, clientWantsClose);
-        if (outcome.upstreamReusable) deps.connections.release(upstream.ip, upstream.port, connection);
+        const outcome = await relayResponse(response, method, connection.inbox, client, clientWantsClose || !bodyComplete);
+        if (outcome.upstreamReusable && bodyComplete) deps.connections.release(upstream.ip, upstream.port, connection);
         else connection.socket.destroy();
         return outcome.clientOpen;
       } catch (error) {
         connection?.socket.destroy();
-        if (client.destroyed) return false;
-        const reason = error instanceof UpstreamFailure ? error.reason : "proxy_unreachable";
+        if (client.destroyed || error instanceof ClientGone) {
+          client.destroy();
+          return false;
+        }
+        const failure = error instanceof UpstreamFailure ? error : new UpstreamFailure("proxy_unreachable");
+        lastFailure = failure;
         deps.pool.reportFailure(upstream.proxyId);
-        deps.onUpstreamFailure?.(reason);
-        if (!replayable || bodySent || tried.size >= deps.maxAttempts) {
-          await respond(client, 502, false);
+        deps.onUpstreamFailure?.(failure.reason);
+        const answered = connection !== undefined && connection.socket.bytesRead > readBefore;
+        const safe = !requestSent || (!hasBody && refused) || (repeatable && !answered);
+        if (!safe || tried.size >= deps.maxAttempts) {
+          await respond(client, failure.status, false);
           return false;
         }
       } finally {
@@ -184,7 +266,7 @@ export function handleHttpClient(deps: HttpWireDeps, client: net.Socket): void {
   };
 
   /** Through a tunnel (SOCKS upstreams, and https upstreams that only CONNECT), one per request. */
-  const viaTunnel = async (method: string, url: URL, headers: [string, string][], framing: BodyFraming, options: UsernameOptions, clientWantsClose: boolean): Promise<boolean> => {
+  const viaTunnel = async (method: string, url: URL, headers: [string, string][], framing: BodyFraming, expectContinue: boolean, options: UsernameOptions, clientWantsClose: boolean): Promise<boolean> => {
     const keep = framing.kind === "none" && !clientWantsClose;
     let opened;
     try {
@@ -198,12 +280,18 @@ export function handleHttpClient(deps: HttpWireDeps, client: net.Socket): void {
     const from = new SocketInbox(upstream);
     try {
       await writeAll(upstream, serializeHead(`${method} ${url.pathname}${url.search} HTTP/1.1`, [...headers, ["Connection", "close"]]));
-      if (!(await relayBody(inbox, upstream, framing))) return false;
-      const response = await readResponseHead(from, client);
+      const { head: response, bodyComplete } = await awaitResponse(inbox, client, { socket: upstream, inbox: from }, framing, expectContinue, deps.responseTimeoutMs);
       if (!response) throw new UpstreamFailure("proxy_protocol");
-      return (await relayResponse(response, method, from, client, clientWantsClose)).clientOpen;
-    } catch {
-      if (!client.destroyed) await respond(client, 502, false).catch(() => client.destroy());
+      return (await relayResponse(response, method, from, client, clientWantsClose || !bodyComplete)).clientOpen;
+    } catch (error) {
+      if (client.destroyed || error instanceof ClientGone) {
+        client.destroy();
+        return false;
+      }
+      // The tunnel is open and the request sent: no second upstream (the connector already failed over the dial).
+      const failure = error instanceof UpstreamFailure ? error : new UpstreamFailure("proxy_unreachable");
+      deps.onUpstreamFailure?.(failure.reason);
+      await respond(client, failure.status, false).catch(() => client.destroy());
       return false;
     } finally {
       upstream.destroy();
@@ -232,9 +320,14 @@ export function handleHttpClient(deps: HttpWireDeps, client: net.Socket): void {
       return framing.kind === "none" && !clientWantsClose;
     }
     deps.onRequest?.("request");
-    const headers = endToEnd(head);
+    // The expectation is answered here (awaitResponse), so it is not passed on; HTTP/1.0 clients' is ignored (RFC 9110 10.1.1).
+    const expectContinue = /^100-continue$/i.test(headerValue(head, "expect") ?? "");
+    const headers = expectContinue ? endToEnd(head).filter(([key]) => key.toLowerCase() !== "expect") : endToEnd(head);
     if (headerValue(head, "host") === undefined) headers.push(["Host", url.host]);
-    return deps.protocol === "http" ? viaHttpUpstream(method, target, headers, framing, options, clientWantsClose) : viaTunnel(method, url, headers, framing, options, clientWantsClose);
+    const sendContinue = expectContinue && version === "HTTP/1.1";
+    return deps.protocol === "http"
+      ? viaHttpUpstream(method, target, headers, framing, sendContinue, options, clientWantsClose)
+      : viaTunnel(method, url, headers, framing, sendContinue, options, clientWantsClose);
   };
 
   const serve = async (): Promise<void> => {

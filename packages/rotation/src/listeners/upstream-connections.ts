@@ -61,6 +61,8 @@ export class UpstreamConnections {
       socket.once("error", fail);
     });
     socket.on("error", () => socket.destroy());
+    // The idle timer is armed by release() and disarmed by acquire(); its handler is attached once per socket.
+    socket.on("timeout", () => socket.destroy());
     return { connection: { socket, inbox: new SocketInbox(socket) }, reused: false };
   }
 
@@ -79,7 +81,7 @@ export class UpstreamConnections {
       },
     };
     connection.socket.once("close", idle.onClose);
-    connection.socket.setTimeout(this.idleMs, () => connection.socket.destroy());
+    connection.socket.setTimeout(this.idleMs);
     list.push(idle);
     this.idle.set(key, list);
   }

@@ -16,6 +16,8 @@ export interface NginxJudge {
   httpsPort: number;
   /** `http://host:port/judge`: answers `REMOTE_ADDR = <client>` and the request's raw headers. */
   httpUrl: string;
+  /** `http://host:port/body`: answers the request body back as it arrived (up to 1 MiB; needs the echo module, else 501). */
+  bodyUrl: string;
   httpsUrl: string;
   /** PEM of the CA that signed the https certificate (SAN: the host's IP and localhost). */
   caPem: string;
@@ -61,6 +63,12 @@ export async function startNginxJudge(options: NginxJudgeOptions = {}): Promise<
         ...judgeBody.map((line) => `    ${line}`),
         "  }",
         "  location = /redirect { return 302 $arg_to; }",
+        "  location = /body {",
+        "    default_type application/octet-stream;",
+        "    client_max_body_size 1m;",
+        "    client_body_buffer_size 1m;",
+        ...(echo ? ["    echo_read_request_body;", "    echo_request_body;"] : ["    return 501;"]),
+        "  }",
         "  location / { return 404; }",
         "}",
       ],
@@ -73,6 +81,7 @@ export async function startNginxJudge(options: NginxJudgeOptions = {}): Promise<
       httpPort,
       httpsPort,
       httpUrl: `http://${host}:${httpPort}/judge`,
+      bodyUrl: `http://${host}:${httpPort}/body`,
       httpsUrl: `https://${host}:${httpsPort}/judge`,
       caPem: cert.caPem,
       caFile: cert.caFile,

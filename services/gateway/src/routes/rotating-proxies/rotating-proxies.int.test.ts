@@ -1,5 +1,5 @@
 import { createRedisConnection } from "@roost/queue";
-import { registerRotatorInstance, rotatorKeys, verifyRotatorPassword, type RotatorInstance } from "@roost/rotation";
+import { loadRotatorUpstreams, registerRotatorInstance, rotatorKeys, UpstreamPool, verifyRotatorPassword, type RotatorInstance } from "@roost/rotation";
 import { waitFor } from "@roost/testkit";
 import type { Redis } from "ioredis";
 
@@ -188,6 +188,37 @@ describe("rotating proxies API", () => {
     expect(answers.map((a) => a.proxy_id)).toEqual([ids[0], ids[1], ids[0]]);
     expect(answers[0]).toEqual({ proxy_id: ids[0], ip: "198.51.100.1", port: 1080, username: "u", password: "p", has_auth: true, protocol: "socks5" });
     expect(answers[1]?.has_auth).toBe(false);
+  });
+
+  it("next walks the listener's rotation: proxy id order, continuing after the last id when the pool changes, distinct turns when concurrent", async () => {
+    const erin = await user();
+    const rotator = (await create(erin, valid({ name: "walk" }))).body as { id: number };
+    const next = async (): Promise<number> => ((await harness.http.post(`/api/rotatingProxies/${rotator.id}/next`).set("Authorization", `Bearer ${erin.token}`)).body as { proxy_id: number }).proxy_id;
+    const insert = async (octets: number[]): Promise<number[]> =>
+      (await harness.db.pool.query<{ id: number }>("INSERT INTO proxies (user_id, ip, port, alive, alive_protocols) SELECT $1, '198.51.100.' || o, 8080, true, 1 FROM unnest($2::int[]) o RETURNING id", [erin.id, octets])).rows
+        .map((row) => row.id)
+        .sort((x, y) => x - y);
+    const [a, b, c, d] = await insert([11, 12, 13, 14]);
+    // The listener's pool as the rotator process loads it.
+    const ring = new UpstreamPool();
+    const reload = async (): Promise<void> => ring.replace((await loadRotatorUpstreams(harness.db.pool, [rotator.id])).get(rotator.id) ?? []);
+    await reload();
+    expect([await next(), await next()]).toEqual([a, b]);
+    expect([ring.pick()?.proxyId, ring.pick()?.proxyId]).toEqual([a, b]);
+    // c is due; a dies and e arrives: both go on with c (no skip), d, e, then wrap to b.
+    await harness.db.pool.query("UPDATE proxies SET alive = false, alive_protocols = 0 WHERE id = $1", [a]);
+    const [e] = await insert([15]);
+    await reload();
+    expect([await next(), await next(), await next(), await next()]).toEqual([c, d, e, b]);
+    expect([1, 2, 3, 4].map(() => ring.pick()?.proxyId)).toEqual([c, d, e, b]);
+    expect([await next(), ring.pick()?.proxyId]).toEqual([c, c]);
+    // d is due and dies: both go on with e.
+    await harness.db.pool.query("UPDATE proxies SET alive = false, alive_protocols = 0 WHERE id = $1", [d]);
+    await reload();
+    expect(await next()).toBe(e);
+    expect(ring.pick()?.proxyId).toBe(e);
+    const concurrent = await Promise.all([next(), next(), next()]);
+    expect(new Set(concurrent)).toEqual(new Set([b, c, e]));
   });
 
   it("lists only instances with free ports, with used + free = total, and answers 503 on a full instance", async () => {

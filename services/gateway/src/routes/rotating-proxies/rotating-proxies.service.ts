@@ -1,6 +1,6 @@
 import { isIP } from "node:net";
 
-import { countRotatorUpstreams, hashRotatorPassword, listLiveRotatorInstances, rotatorKeys, rotatorUpstreamAt, type RotatorInstance } from "@roost/rotation";
+import { countRotatorUpstreams, hashRotatorPassword, listLiveRotatorInstances, rotatorKeys, rotatorUpstreamAfter, type RotatorInstance } from "@roost/rotation";
 
 import type { GatewayDeps } from "../../gateway.deps.js";
 import { badRequest, conflict, notFound, unavailable } from "../../http/http-error.js";
@@ -14,6 +14,13 @@ function isLoopback(host: string): boolean {
   if (isIP(host) === 4) return host.startsWith("127.");
   return host === "::1";
 }
+
+/** Moves the `next` cursor from the id read (ARGV[1], '' when unset) to ARGV[2]; 0 when another call moved it first. */
+const ADVANCE_CURSOR = `if (redis.call('GET', KEYS[1]) or '') ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2])
+return 1`;
+/** A `next` call that loses the race to a concurrent one reads again, at most this often; then it answers its candidate anyway. */
+const NEXT_ATTEMPTS = 8;
 
 function authority(host: string, port: number): string {
   return host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
@@ -115,16 +122,23 @@ export function createRotatingProxiesService(deps: Deps) {
       await announce(userId, deleted.instance_id);
     },
 
-    /** The next upstream of the rotator's pool, round robin by a cursor in Redis (any gateway instance continues it). */
+    /**
+     * The next upstream of the rotation: the pool in proxy id order, as the
+     * listener walks it, after the last id this endpoint handed out (kept in
+     * Redis, so every gateway instance continues it; compare-and-set, so
+     * concurrent calls answer distinct turns).
+     */
     async next(userId: number, id: number): Promise<NextUpstreamView> {
       const rotator = await findRotator(pool, userId, id);
       if (!rotator) throw notFound("Rotating proxy not found");
-      const size = (await countRotatorUpstreams(pool, [id])).get(id) ?? 0;
-      if (size === 0) throw conflict("No alive proxies for this rotating proxy");
-      const turn = await deps.redis.incr(nextCursor(id));
-      // The pool can shrink between the two reads: an index past its end is the empty answer.
-      const upstream = await rotatorUpstreamAt(pool, id, (turn - 1) % size);
-      if (!upstream) throw conflict("No alive proxies for this rotating proxy");
+      let upstream;
+      for (let attempt = 1; !upstream; attempt++) {
+        const last = (await deps.redis.get(nextCursor(id))) ?? "";
+        const candidate = await rotatorUpstreamAfter(pool, id, Number(last) || 0);
+        if (!candidate) throw conflict("No alive proxies for this rotating proxy");
+        const advanced = await deps.redis.eval(ADVANCE_CURSOR, 1, nextCursor(id), last, String(candidate.proxyId));
+        if (advanced === 1 || attempt === NEXT_ATTEMPTS) upstream = candidate;
+      }
       return {
         proxy_id: upstream.proxyId,
         ip: upstream.ip,
