@@ -1,6 +1,6 @@
 export { bodyKind, extractProxyLines } from "./extract-proxies.js";
 export type { BodyKind } from "./extract-proxies.js";
-export { DEFAULT_PROJECT_URL, messageOf, RobotsCache, scraperUserAgent } from "./robots-cache.js";
+export { messageOf, RobotsCache, scraperUserAgent } from "./robots-cache.js";
 export type { RobotsCacheOptions, RobotsVerdict } from "./robots-cache.js";
 export { fetchSource, MAX_SCRAPE_REDIRECTS } from "./fetch-source.js";
 export type { FetchSourceOptions, FetchSourceResult, ScrapeStatus } from "./fetch-source.js";
