@@ -10,3 +10,5 @@ export { runScrapeSource, runScrapeTick, runScrapeUrl, wakeScrapeScheduler } fro
 export type { ScrapeDeps, ScrapeProducer, ScrapeSchedulerOptions, ScrapeSettings, ScrapeUrlResult } from "./scrape-runner.js";
 export { attachSources, SourcesNotQueuedError } from "./attach-sources.js";
 export type { AttachSourcesDeps } from "./attach-sources.js";
+export { dropScrapeWork } from "./drop-scrape-work.js";
+export type { DroppedScrapeWork } from "./drop-scrape-work.js";
