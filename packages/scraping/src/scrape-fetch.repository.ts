@@ -124,18 +124,21 @@ export interface FetchRecord {
   error: string | null;
   durationMs: number;
   fetchedAt: Date;
-  nextFetchInSec: number;
   /** Set on a 200: the new validators and proxy lines (a failure keeps the old ones). */
   fresh?: { etag: string | null; lastModified: string | null; proxyLines: string };
 }
 
+/**
+ * A fetch's outcome; the URL stays leased (next_fetch_at untouched) until
+ * scheduleNextFetch, so a job that dies before every follower got the result
+ * leaves the URL to be claimed again when the lease ends.
+ */
 export async function recordFetch(pool: Queryable, fetchId: number, record: FetchRecord): Promise<void> {
   await pool.query(
     `UPDATE scrape_fetches SET last_status = $2, last_error = $3, last_duration_ms = $4, last_fetched_at = $5,
-            next_fetch_at = $5::timestamptz + make_interval(secs => $6),
-            etag = CASE WHEN $7 THEN $8 ELSE etag END,
-            last_modified = CASE WHEN $7 THEN $9 ELSE last_modified END,
-            proxy_lines = CASE WHEN $7 THEN $10 ELSE proxy_lines END
+            etag = CASE WHEN $6 THEN $7 ELSE etag END,
+            last_modified = CASE WHEN $6 THEN $8 ELSE last_modified END,
+            proxy_lines = CASE WHEN $6 THEN $9 ELSE proxy_lines END
       WHERE id = $1`,
     [
       fetchId,
@@ -143,13 +146,17 @@ export async function recordFetch(pool: Queryable, fetchId: number, record: Fetc
       record.error,
       record.durationMs,
       record.fetchedAt,
-      record.nextFetchInSec,
       record.fresh !== undefined,
       record.fresh?.etag ?? null,
       record.fresh?.lastModified ?? null,
       record.fresh?.proxyLines ?? null,
     ],
   );
+}
+
+/** Ends a URL's lease once every follower has the fetch's result: due again one interval after the fetch. */
+export async function scheduleNextFetch(pool: Queryable, fetchId: number, fetchedAt: Date, intervalSeconds: number): Promise<void> {
+  await pool.query("UPDATE scrape_fetches SET next_fetch_at = $2::timestamptz + make_interval(secs => $3) WHERE id = $1", [fetchId, fetchedAt, intervalSeconds]);
 }
 
 /**

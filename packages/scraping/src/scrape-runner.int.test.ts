@@ -305,6 +305,35 @@ describePeers("scraping a source", () => {
     expect(await sourceRow(sourceId)).toMatchObject({ last_status: "ok", last_proxy_count: 1 });
   });
 
+  it("keeps the URL leased until every follower has the result, so a job dying in between loses no follower", async () => {
+    await db.pool.query("UPDATE scrape_fetches SET next_fetch_at = now() + interval '1 day'");
+    await lists.put("held.txt", "8.8.14.1:80\n");
+    const userId = await newUser();
+    const { sourceId, fetchId } = await follow(userId, `${lists.origin}/held.txt`);
+    expect((await claimDueFetches(db.pool, { limit: 10, leaseMs: 600_000 })).map((claim) => claim.fetchId)).toEqual([fetchId]);
+    const leased = async () =>
+      (await db.pool.query<{ next_fetch_at: Date; last_status: string | null; last_fetched_at: Date | null }>("SELECT next_fetch_at, last_status, last_fetched_at FROM scrape_fetches WHERE id = $1", [fetchId])).rows[0];
+    const lease = (await leased())?.next_fetch_at.getTime();
+    // The user's row held: the follower's ingest waits, as a delivery does when its worker is killed mid-way.
+    const holder = await db.pool.connect();
+    let run: Promise<unknown> | undefined;
+    try {
+      await holder.query("BEGIN");
+      await holder.query("SELECT 1 FROM users WHERE id = $1 FOR UPDATE", [userId]);
+      run = runScrapeUrl(deps, fetchId);
+      await waitFor(async () => (await leased())?.last_status === "ok", { timeoutMs: 10_000, what: "the fetch recorded" });
+      expect((await leased())?.next_fetch_at.getTime()).toBe(lease);
+      expect((await sourceRow(sourceId))?.last_status).toBeNull();
+    } finally {
+      await holder.query("ROLLBACK");
+      holder.release();
+    }
+    await run;
+    expect(await sourceRow(sourceId)).toMatchObject({ last_status: "ok", last_proxy_count: 1 });
+    const done = await leased();
+    expect((done?.next_fetch_at.getTime() ?? 0) - (done?.last_fetched_at?.getTime() ?? 0)).toBe(3600 * 1000);
+  });
+
   it("claims due URLs fairly with a lease and queues one job per URL with an id naming the claim", async () => {
     await db.pool.query("UPDATE scrape_fetches SET next_fetch_at = now() + interval '1 day'");
     await scrapes.queue.remove("scrape-wake");

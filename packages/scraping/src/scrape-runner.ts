@@ -13,6 +13,7 @@ import {
   makeFetchDue,
   recordFetch,
   recordSourceScrape,
+  scheduleNextFetch,
   selectFetch,
   selectFollower,
   selectFollowers,
@@ -85,7 +86,6 @@ export async function runScrapeUrl(deps: ScrapeDeps, fetchId: number): Promise<S
     error,
     durationMs,
     fetchedAt,
-    nextFetchInSec: settings.intervalSeconds,
     ...(result.status === "ok" && { fresh: { etag: result.etag, lastModified: result.lastModified, proxyLines: result.lines.join("\n") } }),
   });
   if (result.status !== "ok" && result.status !== "not_modified") {
@@ -97,6 +97,8 @@ export async function runScrapeUrl(deps: ScrapeDeps, fetchId: number): Promise<S
   const served = new Set(followers.map((follower) => follower.sourceId));
   const late = (await selectFollowers(deps.pool, state.url)).filter((follower) => !served.has(follower.sourceId));
   for (const follower of late) await deliver(deps, settings, follower, delivery);
+  // Only now: a job that dies before this point leaves the URL leased, and it is claimed again when the lease ends.
+  await scheduleNextFetch(deps.pool, fetchId, fetchedAt, settings.intervalSeconds);
   return { status: result.status, followers: followers.length + late.length };
 }
 
