@@ -7,6 +7,8 @@ type Queryable = Pick<pg.Pool | pg.PoolClient, "query">;
 export interface ClaimedFetch {
   fetchId: number;
   url: string;
+  /** The lease's end as stored (ms): the claim is current while `next_fetch_at` still equals it. */
+  leasedUntil: number;
 }
 
 /**
@@ -17,7 +19,7 @@ export interface ClaimedFetch {
  * follower whose account exists are never claimed.
  */
 export async function claimDueFetches(pool: Queryable, { limit, leaseMs }: { limit: number; leaseMs: number }): Promise<ClaimedFetch[]> {
-  const { rows } = await pool.query<{ id: number; url: string }>(
+  const { rows } = await pool.query<{ id: number; url: string; next_fetch_at: Date }>(
     `WITH due AS (
        SELECT f.id, f.next_fetch_at,
               row_number() OVER (PARTITION BY s.user_id ORDER BY f.next_fetch_at, f.id) AS place
@@ -35,10 +37,10 @@ export async function claimDueFetches(pool: Queryable, { limit, leaseMs }: { lim
      )
      UPDATE scrape_fetches f SET next_fetch_at = now() + make_interval(secs => $2::float8 / 1000)
        FROM locked WHERE f.id = locked.id
-     RETURNING f.id, f.url`,
+     RETURNING f.id, f.url, f.next_fetch_at`,
     [limit, leaseMs],
   );
-  return rows.map((row) => ({ fetchId: row.id, url: row.url })).sort((a, b) => a.fetchId - b.fetchId);
+  return rows.map((row) => ({ fetchId: row.id, url: row.url, leasedUntil: row.next_fetch_at.getTime() })).sort((a, b) => a.fetchId - b.fetchId);
 }
 
 /**
@@ -77,13 +79,14 @@ export interface FetchState {
   etag: string | null;
   lastModified: string | null;
   lastFetchedAt: Date | null;
+  nextFetchAt: Date;
   lastStatus: ScrapeStatus | null;
   lastDurationMs: number | null;
   /** The proxy lines of the last successful fetch; null before the first. */
   proxyLines: string | null;
 }
 
-const FETCH_COLUMNS = `id, url, etag, last_modified, last_fetched_at, last_status, last_duration_ms, proxy_lines`;
+const FETCH_COLUMNS = `id, url, etag, last_modified, last_fetched_at, next_fetch_at, last_status, last_duration_ms, proxy_lines`;
 
 interface FetchRow {
   id: number;
@@ -91,6 +94,7 @@ interface FetchRow {
   etag: string | null;
   last_modified: string | null;
   last_fetched_at: Date | null;
+  next_fetch_at: Date;
   last_status: ScrapeStatus | null;
   last_duration_ms: number | null;
   proxy_lines: string | null;
@@ -103,6 +107,7 @@ function fetchState(row: FetchRow): FetchState {
     etag: row.etag,
     lastModified: row.last_modified,
     lastFetchedAt: row.last_fetched_at,
+    nextFetchAt: row.next_fetch_at,
     lastStatus: row.last_status,
     lastDurationMs: row.last_duration_ms,
     proxyLines: row.proxy_lines,

@@ -334,6 +334,25 @@ describePeers("scraping a source", () => {
     expect((done?.next_fetch_at.getTime() ?? 0) - (done?.last_fetched_at?.getTime() ?? 0)).toBe(3600 * 1000);
   });
 
+  it("a job whose claim was superseded does nothing: a stalled job run again after a new claim or after the fetch", async () => {
+    await db.pool.query("UPDATE scrape_fetches SET next_fetch_at = now() + interval '1 day'");
+    await lists.put("stalled.txt", "8.8.15.1:80\n");
+    const { sourceId, fetchId } = await follow(await newUser(), `${lists.origin}/stalled.txt`);
+    const [first] = await claimDueFetches(db.pool, { limit: 10, leaseMs: 300 });
+    // The first claim's worker dies; once the lease has run out the URL is claimed anew.
+    const [second] = await waitFor(async () => {
+      const claims = await claimDueFetches(db.pool, { limit: 10, leaseMs: 60_000 });
+      return claims.length > 0 ? claims : null;
+    }, { timeoutMs: 5000, what: "the lease to run out" });
+    expect([first?.fetchId, second?.fetchId]).toEqual([fetchId, fetchId]);
+    expect(await runScrapeUrl(deps, fetchId, first?.leasedUntil)).toEqual({ status: "superseded", followers: 0 });
+    expect(await runScrapeUrl(deps, fetchId, second?.leasedUntil)).toEqual({ status: "ok", followers: 1 });
+    // Run once more (BullMQ's stalled-job recovery): the URL is no longer leased to it.
+    expect(await runScrapeUrl(deps, fetchId, second?.leasedUntil)).toEqual({ status: "superseded", followers: 0 });
+    expect(await hits(lists, "/stalled.txt")).toHaveLength(1);
+    expect(await sourceRow(sourceId)).toMatchObject({ last_status: "ok", last_proxy_count: 1 });
+  });
+
   it("claims due URLs fairly with a lease and queues one job per URL with an id naming the claim", async () => {
     await db.pool.query("UPDATE scrape_fetches SET next_fetch_at = now() + interval '1 day'");
     await scrapes.queue.remove("scrape-wake");

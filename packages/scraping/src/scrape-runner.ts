@@ -46,7 +46,8 @@ export interface ScrapeDeps {
 }
 
 export interface ScrapeUrlResult {
-  status: ScrapeStatus | "unfollowed";
+  /** `superseded`: the job's claim is no longer the URL's current one (nothing done). */
+  status: ScrapeStatus | "unfollowed" | "superseded";
   followers: number;
 }
 
@@ -54,10 +55,14 @@ export interface ScrapeUrlResult {
  * One `scrape-url` job: fetches the URL once and gives its proxies to every
  * follower through `ingest` with that follower's source id; every follower's
  * row records the outcome, failures included. A URL nobody follows is dropped.
+ * With `leasedUntil` (the claim's lease end) a job whose claim was superseded
+ * does nothing: a stalled job of a killed worker that BullMQ runs again after
+ * the URL was claimed anew or already fetched, which would fetch it twice.
  */
-export async function runScrapeUrl(deps: ScrapeDeps, fetchId: number): Promise<ScrapeUrlResult> {
+export async function runScrapeUrl(deps: ScrapeDeps, fetchId: number, leasedUntil?: number): Promise<ScrapeUrlResult> {
   const state = await selectFetch(deps.pool, fetchId);
   if (!state) return { status: "unfollowed", followers: 0 };
+  if (leasedUntil !== undefined && state.nextFetchAt.getTime() !== leasedUntil) return { status: "superseded", followers: 0 };
   const followers = await selectFollowers(deps.pool, state.url);
   if (followers.length === 0) {
     await deleteUnfollowedFetch(deps.pool, fetchId);
@@ -206,7 +211,7 @@ export async function runScrapeTick(
   const claimed = await claimDueFetches(deps.pool, { limit: room, leaseMs });
   const claimedAt = Date.now();
   for (const fetch of claimed) {
-    await deps.scrapes.enqueue("scrape-url", { fetchId: fetch.fetchId }, { jobId: `su-${fetch.fetchId}-${claimedAt}`, priority: SCRAPE_JOB_PRIORITY });
+    await deps.scrapes.enqueue("scrape-url", { fetchId: fetch.fetchId, leasedUntil: fetch.leasedUntil }, { jobId: `su-${fetch.fetchId}-${claimedAt}`, priority: SCRAPE_JOB_PRIORITY });
   }
   if (claimed.length > 0) deps.logger.debug("scrape jobs queued", { jobs: claimed.length, waiting });
   return { queued: claimed.length, waiting };
