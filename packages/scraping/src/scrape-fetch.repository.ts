@@ -173,6 +173,16 @@ export async function makeFetchDue(pool: Queryable, fetchId: number): Promise<vo
   await pool.query(`UPDATE scrape_fetches SET next_fetch_at = ${DUE_NOW} WHERE id = $1 AND next_fetch_at > ${DUE_NOW} AND last_fetched_at IS NOT NULL`, [fetchId]);
 }
 
+/**
+ * Deletes the fetch state of every URL nobody follows any more (sources
+ * deleted by their users, or purged with their accounts). A follower added
+ * meanwhile gets a new one (adoptUnfetchedSources, or its scrape-source job).
+ */
+export async function deleteUnfollowedFetches(pool: Queryable): Promise<number> {
+  const { rowCount } = await pool.query("DELETE FROM scrape_fetches f WHERE NOT EXISTS (SELECT 1 FROM scrape_sources s WHERE s.url = f.url)");
+  return rowCount ?? 0;
+}
+
 /** Fetch states nobody follows any more. */
 export async function deleteUnfollowedFetch(pool: Queryable, fetchId: number): Promise<boolean> {
   const { rowCount } = await pool.query(

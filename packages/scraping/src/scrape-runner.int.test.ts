@@ -353,6 +353,16 @@ describePeers("scraping a source", () => {
     expect(await sourceRow(sourceId)).toMatchObject({ last_status: "ok", last_proxy_count: 1 });
   });
 
+  it("forgets the fetch state of a URL nobody follows any more at the next tick", async () => {
+    const { sourceId } = await follow(await newUser(), `${lists.origin}/forgotten.txt`);
+    const kept = await follow(await newUser(), `${lists.origin}/kept.txt`);
+    await db.pool.query("DELETE FROM scrape_sources WHERE id = $1", [sourceId]);
+    await runScrapeTick({ pool: db.pool, scrapes, logger: createLogger({ silent: true }) }, { maxQueuedJobs: 0 });
+    const { rows } = await db.pool.query<{ id: number }>("SELECT id FROM scrape_fetches WHERE url LIKE $1 ORDER BY id", [`${lists.origin}/%`]);
+    expect(rows.map((row) => row.id)).toContain(kept.fetchId);
+    expect((await db.pool.query("SELECT 1 FROM scrape_fetches WHERE url = $1", [`${lists.origin}/forgotten.txt`])).rowCount).toBe(0);
+  });
+
   it("claims due URLs fairly with a lease and queues one job per URL with an id naming the claim", async () => {
     await db.pool.query("UPDATE scrape_fetches SET next_fetch_at = now() + interval '1 day'");
     await scrapes.queue.remove("scrape-wake");

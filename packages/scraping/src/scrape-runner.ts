@@ -9,6 +9,7 @@ import {
   adoptUnfetchedSources,
   claimDueFetches,
   deleteUnfollowedFetch,
+  deleteUnfollowedFetches,
   ensureFetches,
   makeFetchDue,
   recordFetch,
@@ -196,7 +197,8 @@ export interface ScrapeSchedulerOptions {
  * One scheduler tick: while fewer than `maxQueuedJobs` scrape jobs wait,
  * claims due URLs (fair across users) and enqueues one `scrape-url` per URL
  * with an id naming the claim. A job lost with Redis is claimed again when
- * its lease ends: PostgreSQL, not Redis, holds the schedule.
+ * its lease ends: PostgreSQL, not Redis, holds the schedule. URLs nobody
+ * follows lose their fetch state.
  */
 export async function runScrapeTick(
   deps: { pool: UploadPool; scrapes: ScrapeProducer; logger: Logger },
@@ -204,6 +206,7 @@ export async function runScrapeTick(
 ): Promise<{ queued: number; waiting: number }> {
   const maxQueued = options.maxQueuedJobs ?? 8;
   const leaseMs = options.leaseMs ?? 10 * 60_000;
+  await deleteUnfollowedFetches(deps.pool);
   const waiting = await deps.scrapes.queue.getJobCountByTypes("wait", "prioritized", "paused");
   const room = maxQueued - waiting;
   if (room <= 0) return { queued: 0, waiting };
