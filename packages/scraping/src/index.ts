@@ -1,6 +1,6 @@
 export { bodyKind, extractProxyLines } from "./extract-proxies.js";
 export type { BodyKind } from "./extract-proxies.js";
-export { DEFAULT_PROJECT_URL, messageOf, RobotsCache, scraperUserAgent } from "./robots-cache.js";
+export { messageOf, RobotsCache, scraperUserAgent } from "./robots-cache.js";
 export type { RobotsCacheOptions, RobotsVerdict } from "./robots-cache.js";
 export { fetchSource, MAX_SCRAPE_REDIRECTS } from "./fetch-source.js";
 export type { FetchSourceOptions, FetchSourceResult, ScrapeStatus } from "./fetch-source.js";
@@ -10,3 +10,5 @@ export { runScrapeSource, runScrapeTick, runScrapeUrl, wakeScrapeScheduler } fro
 export type { ScrapeDeps, ScrapeProducer, ScrapeSchedulerOptions, ScrapeSettings, ScrapeUrlResult } from "./scrape-runner.js";
 export { attachSources, SourcesNotQueuedError } from "./attach-sources.js";
 export type { AttachSourcesDeps } from "./attach-sources.js";
+export { dropScrapeWork } from "./drop-scrape-work.js";
+export type { DroppedScrapeWork } from "./drop-scrape-work.js";

@@ -6,12 +6,14 @@ type RobotsParser = typeof robotsParserModule.default;
 const loaded: unknown = robotsParserModule;
 const robotsParser = (typeof loaded === "function" ? loaded : robotsParserModule.default) as RobotsParser;
 
-/** The project page named in the user agent until an operator sets SCRAPER_PROJECT_URL. */
-export const DEFAULT_PROJECT_URL = "https://github.com/acme/roost";
-
-/** `Roost/<version> (+<project URL>)`: one user agent for robots.txt and list fetches alike. */
-export function scraperUserAgent(version: string, projectUrl: string = DEFAULT_PROJECT_URL): string {
-  return `Roost/${version} (+${projectUrl})`;
+/**
+ * One user agent for robots.txt and list fetches alike: `Roost/<version>
+ * (+<project URL>)` when the operator set SCRAPER_PROJECT_URL, else just
+ * `Roost/<version>`; naming a page the operator did not choose would point
+ * site owners at somebody else.
+ */
+export function scraperUserAgent(version: string, projectUrl?: string): string {
+  return projectUrl === undefined || projectUrl === "" ? `Roost/${version}` : `Roost/${version} (+${projectUrl})`;
 }
 
 export interface RobotsVerdict {

@@ -7,6 +7,8 @@ type Queryable = Pick<pg.Pool | pg.PoolClient, "query">;
 export interface ClaimedFetch {
   fetchId: number;
   url: string;
+  /** The lease's end as stored (ms): the claim is current while `next_fetch_at` still equals it. */
+  leasedUntil: number;
 }
 
 /**
@@ -17,7 +19,7 @@ export interface ClaimedFetch {
  * follower whose account exists are never claimed.
  */
 export async function claimDueFetches(pool: Queryable, { limit, leaseMs }: { limit: number; leaseMs: number }): Promise<ClaimedFetch[]> {
-  const { rows } = await pool.query<{ id: number; url: string }>(
+  const { rows } = await pool.query<{ id: number; url: string; next_fetch_at: Date }>(
     `WITH due AS (
        SELECT f.id, f.next_fetch_at,
               row_number() OVER (PARTITION BY s.user_id ORDER BY f.next_fetch_at, f.id) AS place
@@ -35,10 +37,10 @@ export async function claimDueFetches(pool: Queryable, { limit, leaseMs }: { lim
      )
      UPDATE scrape_fetches f SET next_fetch_at = now() + make_interval(secs => $2::float8 / 1000)
        FROM locked WHERE f.id = locked.id
-     RETURNING f.id, f.url`,
+     RETURNING f.id, f.url, f.next_fetch_at`,
     [limit, leaseMs],
   );
-  return rows.map((row) => ({ fetchId: row.id, url: row.url })).sort((a, b) => a.fetchId - b.fetchId);
+  return rows.map((row) => ({ fetchId: row.id, url: row.url, leasedUntil: row.next_fetch_at.getTime() })).sort((a, b) => a.fetchId - b.fetchId);
 }
 
 /**
@@ -77,13 +79,14 @@ export interface FetchState {
   etag: string | null;
   lastModified: string | null;
   lastFetchedAt: Date | null;
+  nextFetchAt: Date;
   lastStatus: ScrapeStatus | null;
   lastDurationMs: number | null;
   /** The proxy lines of the last successful fetch; null before the first. */
   proxyLines: string | null;
 }
 
-const FETCH_COLUMNS = `id, url, etag, last_modified, last_fetched_at, last_status, last_duration_ms, proxy_lines`;
+const FETCH_COLUMNS = `id, url, etag, last_modified, last_fetched_at, next_fetch_at, last_status, last_duration_ms, proxy_lines`;
 
 interface FetchRow {
   id: number;
@@ -91,6 +94,7 @@ interface FetchRow {
   etag: string | null;
   last_modified: string | null;
   last_fetched_at: Date | null;
+  next_fetch_at: Date;
   last_status: ScrapeStatus | null;
   last_duration_ms: number | null;
   proxy_lines: string | null;
@@ -103,6 +107,7 @@ function fetchState(row: FetchRow): FetchState {
     etag: row.etag,
     lastModified: row.last_modified,
     lastFetchedAt: row.last_fetched_at,
+    nextFetchAt: row.next_fetch_at,
     lastStatus: row.last_status,
     lastDurationMs: row.last_duration_ms,
     proxyLines: row.proxy_lines,
@@ -124,18 +129,21 @@ export interface FetchRecord {
   error: string | null;
   durationMs: number;
   fetchedAt: Date;
-  nextFetchInSec: number;
   /** Set on a 200: the new validators and proxy lines (a failure keeps the old ones). */
   fresh?: { etag: string | null; lastModified: string | null; proxyLines: string };
 }
 
+/**
+ * A fetch's outcome; the URL stays leased (next_fetch_at untouched) until
+ * scheduleNextFetch, so a job that dies before every follower got the result
+ * leaves the URL to be claimed again when the lease ends.
+ */
 export async function recordFetch(pool: Queryable, fetchId: number, record: FetchRecord): Promise<void> {
   await pool.query(
     `UPDATE scrape_fetches SET last_status = $2, last_error = $3, last_duration_ms = $4, last_fetched_at = $5,
-            next_fetch_at = $5::timestamptz + make_interval(secs => $6),
-            etag = CASE WHEN $7 THEN $8 ELSE etag END,
-            last_modified = CASE WHEN $7 THEN $9 ELSE last_modified END,
-            proxy_lines = CASE WHEN $7 THEN $10 ELSE proxy_lines END
+            etag = CASE WHEN $6 THEN $7 ELSE etag END,
+            last_modified = CASE WHEN $6 THEN $8 ELSE last_modified END,
+            proxy_lines = CASE WHEN $6 THEN $9 ELSE proxy_lines END
       WHERE id = $1`,
     [
       fetchId,
@@ -143,13 +151,17 @@ export async function recordFetch(pool: Queryable, fetchId: number, record: Fetc
       record.error,
       record.durationMs,
       record.fetchedAt,
-      record.nextFetchInSec,
       record.fresh !== undefined,
       record.fresh?.etag ?? null,
       record.fresh?.lastModified ?? null,
       record.fresh?.proxyLines ?? null,
     ],
   );
+}
+
+/** Ends a URL's lease once every follower has the fetch's result: due again one interval after the fetch. */
+export async function scheduleNextFetch(pool: Queryable, fetchId: number, fetchedAt: Date, intervalSeconds: number): Promise<void> {
+  await pool.query("UPDATE scrape_fetches SET next_fetch_at = $2::timestamptz + make_interval(secs => $3) WHERE id = $1", [fetchId, fetchedAt, intervalSeconds]);
 }
 
 /**
@@ -159,6 +171,16 @@ export async function recordFetch(pool: Queryable, fetchId: number, record: Fetc
  */
 export async function makeFetchDue(pool: Queryable, fetchId: number): Promise<void> {
   await pool.query(`UPDATE scrape_fetches SET next_fetch_at = ${DUE_NOW} WHERE id = $1 AND next_fetch_at > ${DUE_NOW} AND last_fetched_at IS NOT NULL`, [fetchId]);
+}
+
+/**
+ * Deletes the fetch state of every URL nobody follows any more (sources
+ * deleted by their users, or purged with their accounts). A follower added
+ * meanwhile gets a new one (adoptUnfetchedSources, or its scrape-source job).
+ */
+export async function deleteUnfollowedFetches(pool: Queryable): Promise<number> {
+  const { rowCount } = await pool.query("DELETE FROM scrape_fetches f WHERE NOT EXISTS (SELECT 1 FROM scrape_sources s WHERE s.url = f.url)");
+  return rowCount ?? 0;
 }
 
 /** Fetch states nobody follows any more. */

@@ -305,6 +305,64 @@ describePeers("scraping a source", () => {
     expect(await sourceRow(sourceId)).toMatchObject({ last_status: "ok", last_proxy_count: 1 });
   });
 
+  it("keeps the URL leased until every follower has the result, so a job dying in between loses no follower", async () => {
+    await db.pool.query("UPDATE scrape_fetches SET next_fetch_at = now() + interval '1 day'");
+    await lists.put("held.txt", "8.8.14.1:80\n");
+    const userId = await newUser();
+    const { sourceId, fetchId } = await follow(userId, `${lists.origin}/held.txt`);
+    expect((await claimDueFetches(db.pool, { limit: 10, leaseMs: 600_000 })).map((claim) => claim.fetchId)).toEqual([fetchId]);
+    const leased = async () =>
+      (await db.pool.query<{ next_fetch_at: Date; last_status: string | null; last_fetched_at: Date | null }>("SELECT next_fetch_at, last_status, last_fetched_at FROM scrape_fetches WHERE id = $1", [fetchId])).rows[0];
+    const lease = (await leased())?.next_fetch_at.getTime();
+    // The user's row held: the follower's ingest waits, as a delivery does when its worker is killed mid-way.
+    const holder = await db.pool.connect();
+    let run: Promise<unknown> | undefined;
+    try {
+      await holder.query("BEGIN");
+      await holder.query("SELECT 1 FROM users WHERE id = $1 FOR UPDATE", [userId]);
+      run = runScrapeUrl(deps, fetchId);
+      await waitFor(async () => (await leased())?.last_status === "ok", { timeoutMs: 10_000, what: "the fetch recorded" });
+      expect((await leased())?.next_fetch_at.getTime()).toBe(lease);
+      expect((await sourceRow(sourceId))?.last_status).toBeNull();
+    } finally {
+      await holder.query("ROLLBACK");
+      holder.release();
+    }
+    await run;
+    expect(await sourceRow(sourceId)).toMatchObject({ last_status: "ok", last_proxy_count: 1 });
+    const done = await leased();
+    expect((done?.next_fetch_at.getTime() ?? 0) - (done?.last_fetched_at?.getTime() ?? 0)).toBe(3600 * 1000);
+  });
+
+  it("a job whose claim was superseded does nothing: a stalled job run again after a new claim or after the fetch", async () => {
+    await db.pool.query("UPDATE scrape_fetches SET next_fetch_at = now() + interval '1 day'");
+    await lists.put("stalled.txt", "8.8.15.1:80\n");
+    const { sourceId, fetchId } = await follow(await newUser(), `${lists.origin}/stalled.txt`);
+    const [first] = await claimDueFetches(db.pool, { limit: 10, leaseMs: 300 });
+    // The first claim's worker dies; once the lease has run out the URL is claimed anew.
+    const [second] = await waitFor(async () => {
+      const claims = await claimDueFetches(db.pool, { limit: 10, leaseMs: 60_000 });
+      return claims.length > 0 ? claims : null;
+    }, { timeoutMs: 5000, what: "the lease to run out" });
+    expect([first?.fetchId, second?.fetchId]).toEqual([fetchId, fetchId]);
+    expect(await runScrapeUrl(deps, fetchId, first?.leasedUntil)).toEqual({ status: "superseded", followers: 0 });
+    expect(await runScrapeUrl(deps, fetchId, second?.leasedUntil)).toEqual({ status: "ok", followers: 1 });
+    // Run once more (BullMQ's stalled-job recovery): the URL is no longer leased to it.
+    expect(await runScrapeUrl(deps, fetchId, second?.leasedUntil)).toEqual({ status: "superseded", followers: 0 });
+    expect(await hits(lists, "/stalled.txt")).toHaveLength(1);
+    expect(await sourceRow(sourceId)).toMatchObject({ last_status: "ok", last_proxy_count: 1 });
+  });
+
+  it("forgets the fetch state of a URL nobody follows any more at the next tick", async () => {
+    const { sourceId } = await follow(await newUser(), `${lists.origin}/forgotten.txt`);
+    const kept = await follow(await newUser(), `${lists.origin}/kept.txt`);
+    await db.pool.query("DELETE FROM scrape_sources WHERE id = $1", [sourceId]);
+    await runScrapeTick({ pool: db.pool, scrapes, logger: createLogger({ silent: true }) }, { maxQueuedJobs: 0 });
+    const { rows } = await db.pool.query<{ id: number }>("SELECT id FROM scrape_fetches WHERE url LIKE $1 ORDER BY id", [`${lists.origin}/%`]);
+    expect(rows.map((row) => row.id)).toContain(kept.fetchId);
+    expect((await db.pool.query("SELECT 1 FROM scrape_fetches WHERE url = $1", [`${lists.origin}/forgotten.txt`])).rowCount).toBe(0);
+  });
+
   it("claims due URLs fairly with a lease and queues one job per URL with an id naming the claim", async () => {
     await db.pool.query("UPDATE scrape_fetches SET next_fetch_at = now() + interval '1 day'");
     await scrapes.queue.remove("scrape-wake");

@@ -9,10 +9,12 @@ import {
   adoptUnfetchedSources,
   claimDueFetches,
   deleteUnfollowedFetch,
+  deleteUnfollowedFetches,
   ensureFetches,
   makeFetchDue,
   recordFetch,
   recordSourceScrape,
+  scheduleNextFetch,
   selectFetch,
   selectFollower,
   selectFollowers,
@@ -45,7 +47,8 @@ export interface ScrapeDeps {
 }
 
 export interface ScrapeUrlResult {
-  status: ScrapeStatus | "unfollowed";
+  /** `superseded`: the job's claim is no longer the URL's current one (nothing done). */
+  status: ScrapeStatus | "unfollowed" | "superseded";
   followers: number;
 }
 
@@ -53,10 +56,14 @@ export interface ScrapeUrlResult {
  * One `scrape-url` job: fetches the URL once and gives its proxies to every
  * follower through `ingest` with that follower's source id; every follower's
  * row records the outcome, failures included. A URL nobody follows is dropped.
+ * With `leasedUntil` (the claim's lease end) a job whose claim was superseded
+ * does nothing: a stalled job of a killed worker that BullMQ runs again after
+ * the URL was claimed anew or already fetched, which would fetch it twice.
  */
-export async function runScrapeUrl(deps: ScrapeDeps, fetchId: number): Promise<ScrapeUrlResult> {
+export async function runScrapeUrl(deps: ScrapeDeps, fetchId: number, leasedUntil?: number): Promise<ScrapeUrlResult> {
   const state = await selectFetch(deps.pool, fetchId);
   if (!state) return { status: "unfollowed", followers: 0 };
+  if (leasedUntil !== undefined && state.nextFetchAt.getTime() !== leasedUntil) return { status: "superseded", followers: 0 };
   const followers = await selectFollowers(deps.pool, state.url);
   if (followers.length === 0) {
     await deleteUnfollowedFetch(deps.pool, fetchId);
@@ -85,7 +92,6 @@ export async function runScrapeUrl(deps: ScrapeDeps, fetchId: number): Promise<S
     error,
     durationMs,
     fetchedAt,
-    nextFetchInSec: settings.intervalSeconds,
     ...(result.status === "ok" && { fresh: { etag: result.etag, lastModified: result.lastModified, proxyLines: result.lines.join("\n") } }),
   });
   if (result.status !== "ok" && result.status !== "not_modified") {
@@ -97,6 +103,8 @@ export async function runScrapeUrl(deps: ScrapeDeps, fetchId: number): Promise<S
   const served = new Set(followers.map((follower) => follower.sourceId));
   const late = (await selectFollowers(deps.pool, state.url)).filter((follower) => !served.has(follower.sourceId));
   for (const follower of late) await deliver(deps, settings, follower, delivery);
+  // Only now: a job that dies before this point leaves the URL leased, and it is claimed again when the lease ends.
+  await scheduleNextFetch(deps.pool, fetchId, fetchedAt, settings.intervalSeconds);
   return { status: result.status, followers: followers.length + late.length };
 }
 
@@ -189,7 +197,8 @@ export interface ScrapeSchedulerOptions {
  * One scheduler tick: while fewer than `maxQueuedJobs` scrape jobs wait,
  * claims due URLs (fair across users) and enqueues one `scrape-url` per URL
  * with an id naming the claim. A job lost with Redis is claimed again when
- * its lease ends: PostgreSQL, not Redis, holds the schedule.
+ * its lease ends: PostgreSQL, not Redis, holds the schedule. URLs nobody
+ * follows lose their fetch state.
  */
 export async function runScrapeTick(
   deps: { pool: UploadPool; scrapes: ScrapeProducer; logger: Logger },
@@ -197,6 +206,7 @@ export async function runScrapeTick(
 ): Promise<{ queued: number; waiting: number }> {
   const maxQueued = options.maxQueuedJobs ?? 8;
   const leaseMs = options.leaseMs ?? 10 * 60_000;
+  await deleteUnfollowedFetches(deps.pool);
   const waiting = await deps.scrapes.queue.getJobCountByTypes("wait", "prioritized", "paused");
   const room = maxQueued - waiting;
   if (room <= 0) return { queued: 0, waiting };
@@ -204,7 +214,7 @@ export async function runScrapeTick(
   const claimed = await claimDueFetches(deps.pool, { limit: room, leaseMs });
   const claimedAt = Date.now();
   for (const fetch of claimed) {
-    await deps.scrapes.enqueue("scrape-url", { fetchId: fetch.fetchId }, { jobId: `su-${fetch.fetchId}-${claimedAt}`, priority: SCRAPE_JOB_PRIORITY });
+    await deps.scrapes.enqueue("scrape-url", { fetchId: fetch.fetchId, leasedUntil: fetch.leasedUntil }, { jobId: `su-${fetch.fetchId}-${claimedAt}`, priority: SCRAPE_JOB_PRIORITY });
   }
   if (claimed.length > 0) deps.logger.debug("scrape jobs queued", { jobs: claimed.length, waiting });
   return { queued: claimed.length, waiting };

@@ -78,6 +78,9 @@ describePeers("scraper service", () => {
       { last_status: "ok", last_proxy_count: 2 },
       { last_status: "ok", last_proxy_count: 2 },
     ]);
-    expect((await lists.requests()).filter((r) => r.path === "/list.txt")).toHaveLength(1);
+    const listRequests = (await lists.requests()).filter((r) => r.path === "/list.txt");
+    expect(listRequests).toHaveLength(1);
+    // SCRAPER_PROJECT_URL is unset: the user agent names no page.
+    expect(listRequests[0]?.userAgent).toBe("Roost/9.9.9");
   });
 });

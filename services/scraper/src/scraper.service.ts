@@ -101,7 +101,7 @@ export function createScraperService(deps: ScraperDeps): ScraperService {
             queueWaiting.set(result.waiting + result.queued);
             return result;
           },
-          "scrape-url": async ({ fetchId }) => runScrapeUrl(await scrapeDeps(), fetchId),
+          "scrape-url": async ({ fetchId, leasedUntil }) => runScrapeUrl(await scrapeDeps(), fetchId, leasedUntil),
           "scrape-source": async ({ userId, sourceId }) => ({ outcome: await runScrapeSource({ ...(await scrapeDeps()), scrapes }, userId, sourceId) }),
         },
         {

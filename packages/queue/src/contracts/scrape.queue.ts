@@ -13,7 +13,8 @@ export const scrapeQueue = defineQueue({
   jobs: {
     "scrape-source": z.object({ userId: z.number().int().positive(), sourceId: z.number().int().positive() }).passthrough(),
     "scrape-tick": z.object({}).passthrough(),
-    "scrape-url": z.object({ fetchId: z.number().int().positive() }).passthrough(),
+    // leasedUntil: the claim's lease end (ms); a job whose claim was superseded does nothing.
+    "scrape-url": z.object({ fetchId: z.number().int().positive(), leasedUntil: z.number().int().positive().optional() }).passthrough(),
   },
   defaultJobOptions: { removeOnComplete: 1000, removeOnFail: 1000, attempts: 2, backoff: { type: "exponential", delay: 5000 } },
 });

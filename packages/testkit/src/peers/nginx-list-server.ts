@@ -16,6 +16,8 @@ export interface NginxListServer {
   put(name: string, content: string | Buffer): Promise<void>;
   /** Request paths (with query) nginx has answered so far, with their status and user agent, oldest first. */
   requests(): Promise<{ path: string; status: number; userAgent: string }[]>;
+  /** Requests nginx is answering right now (the access log only shows them once answered), from its stub_status. */
+  inFlight(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -27,8 +29,11 @@ export interface NginxListServerOptions {
 /**
  * nginx serving list files from a temp folder, with an access log the test
  * reads: static files (conditional requests answered with 304), `/slow/<file>`
- * sent at 8 bytes a second, `/to/<host:port/path>` answering 302 to
- * `http://<host:port/path>` (redirectTo).
+ * sent at 8 bytes a second (a timeout), `/drip/<file>` at 64 bytes a second
+ * (headers count: a short list takes about 4 s, in flight long enough to be
+ * waited for, done well within a fetch timeout), `/to/<host:port/path>` answering 302 to
+ * `http://<host:port/path>` (redirectTo), and its stub_status (not logged)
+ * for inFlight.
  */
 export async function startNginxListServer(options: NginxListServerOptions = {}): Promise<NginxListServer> {
   const binary = requirePeerBinary("nginx");
@@ -51,6 +56,8 @@ export async function startNginxListServer(options: NginxListServerOptions = {})
         `  root ${root};`,
         "  location /to/ { rewrite ^/to/(.*)$ http://$1 redirect; }",
         `  location /slow/ { alias ${root}/; limit_rate 8; }`,
+        `  location /drip/ { alias ${root}/; limit_rate 64; }`,
+        "  location = /.status { stub_status; access_log off; }",
         "  location / { }",
         "}",
       ],
@@ -74,6 +81,13 @@ export async function startNginxListServer(options: NginxListServerOptions = {})
             const [status = "", path = "", ...agent] = line.split(" ");
             return { status: Number(status), path, userAgent: agent.join(" ") };
           });
+      },
+      async inFlight() {
+        const status = await (await fetch(`http://${host}:${port}/.status`)).text();
+        const writing = /Writing: (\d+)/.exec(status)?.[1];
+        if (writing === undefined) throw new Error(`nginx stub_status unreadable: ${status}`);
+        // The status request is being written too.
+        return Number(writing) - 1;
       },
       stop: () => (stopping ??= daemon.stop().finally(() => dir.remove())),
     };

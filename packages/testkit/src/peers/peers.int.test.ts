@@ -3,7 +3,7 @@ import http from "node:http";
 import https from "node:https";
 import net from "node:net";
 
-import { closedPort, peerBinariesAvailable, startDante, startMicrosocks, startNginxJudge, startSquid, startTarpit, startTinyproxy, type NginxJudge, type ProxyPeer, waitFor } from "../index.js";
+import { closedPort, peerBinariesAvailable, startDante, startMicrosocks, startNginxJudge, startNginxListServer, startSquid, startTarpit, startTinyproxy, type NginxJudge, type ProxyPeer, waitFor } from "../index.js";
 
 // These tests check the harness itself with plain Node clients; the dialers have their own tests in @roost/net.
 const available = peerBinariesAvailable("tinyproxy", "squid", "danted", "microsocks", "nginx", "openssl");
@@ -132,3 +132,20 @@ describePeers("test peers", () => {
   });
 });
 
+
+describe("nginx list server", () => {
+  (peerBinariesAvailable("nginx") ? it : it.skip)("counts a slow answer in flight until it ends, without logging the count", async () => {
+    const lists = await startNginxListServer({ host: "127.0.0.16" });
+    try {
+      await lists.put("list.txt", "8.8.8.8:80\n");
+      expect(await lists.inFlight()).toBe(0);
+      const answer = get(`${lists.origin}/slow/list.txt`);
+      await waitFor(async () => (await lists.inFlight()) === 1, { timeoutMs: 5000, what: "the slow answer in flight" });
+      expect(await answer).toEqual({ status: 200, body: "8.8.8.8:80\n" });
+      await waitFor(async () => (await lists.inFlight()) === 0, { timeoutMs: 5000, what: "the slow answer to end" });
+      expect((await lists.requests()).map((r) => r.path)).toEqual(["/slow/list.txt"]);
+    } finally {
+      await lists.stop();
+    }
+  });
+});

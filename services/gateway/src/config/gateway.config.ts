@@ -1,7 +1,6 @@
 import { availableParallelism } from "node:os";
 import { z } from "zod";
 import { databaseLimitsEnv, envBool, envInt, envList, envLogLevel, envNodeEnv, envOptionalBool, envOptionalString, envOptionalUrl, envString, loadConfig } from "@roost/config";
-import { DEFAULT_PROJECT_URL } from "@roost/scraping";
 
 /** API_PAGE_QUERY_CONCURRENCY's default: twice the CPU cores, at least 2. */
 export const DEFAULT_PAGE_QUERY_CONCURRENCY = Math.max(2, 2 * availableParallelism());
@@ -30,8 +29,8 @@ export const gatewayEnvSchema = z
     /** CIDRs of reverse proxies whose X-Forwarded-For is believed; none by default. */
     TRUSTED_PROXY_CIDRS: envList(),
     ALLOW_PRIVATE_NETWORK_TARGETS: envBool(false),
-    /** The page named in the user agent of robots.txt checks (the scraper's own variable, read here too). */
-    SCRAPER_PROJECT_URL: envString(DEFAULT_PROJECT_URL),
+    /** The page named in the user agent of robots.txt checks (the scraper's own variable, read here too); unset = none. */
+    SCRAPER_PROJECT_URL: envOptionalUrl(["http:", "https:"]),
     /** Production only: serve /healthz, /readyz, /metrics to anyone; false (loopback or token only). */
     ALLOW_PUBLIC_OBSERVABILITY_ENDPOINTS: envBool(false),
     /** Production only: value of X-Observability-Token that opens /healthz, /readyz, /metrics; unset (no token opens them). */

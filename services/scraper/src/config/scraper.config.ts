@@ -1,6 +1,5 @@
 import { z } from "zod";
-import { DEFAULT_PROJECT_URL } from "@roost/scraping";
-import { envBool, envInt, envLogLevel, envOptionalInt, envOptionalString, envString, loadConfig } from "@roost/config";
+import { envBool, envInt, envLogLevel, envOptionalInt, envOptionalString, envOptionalUrl, envString, loadConfig } from "@roost/config";
 
 /** Variables the scraper reads (besides DATABASE_URL/REDIS_URL, given by main or all-in-one). */
 export const scraperEnvSchema = z.object({
@@ -13,8 +12,8 @@ export const scraperEnvSchema = z.object({
   SCRAPER_MAX_QUEUED_JOBS: envInt(8, 1, 10_000),
   /** Seconds a claimed URL may take before it is claimed again; at least the fetch timeout plus its ingests. */
   SCRAPER_LEASE_SECONDS: envInt(900, 30, 86_400),
-  /** The page named in the user agent `Roost/<version> (+<url>)` sent with robots.txt and list requests. */
-  SCRAPER_PROJECT_URL: envString(DEFAULT_PROJECT_URL),
+  /** The operator's page named in the user agent `Roost/<version> (+<url>)` of robots.txt and list requests; unset = `Roost/<version>`. */
+  SCRAPER_PROJECT_URL: envOptionalUrl(["http:", "https:"]),
 });
 
 export type ScraperConfig = z.output<typeof scraperEnvSchema>;

@@ -5,7 +5,8 @@ const BATCH = 5000;
 
 export interface BlacklistCleanupResult {
   judgesRemoved: number;
-  sourcesRemoved: number;
+  /** The scrape sources removed, for dropping their queued work. */
+  sources: { id: number; url: string }[];
 }
 
 /**
@@ -15,15 +16,15 @@ export interface BlacklistCleanupResult {
  * rather than in SQL; rows are read in id order in batches.
  */
 export async function removeBlacklistedUserUrls(pool: pg.Pool, blacklist: readonly string[]): Promise<BlacklistCleanupResult> {
-  if (blacklist.length === 0) return { judgesRemoved: 0, sourcesRemoved: 0 };
+  if (blacklist.length === 0) return { judgesRemoved: 0, sources: [] };
   return {
-    judgesRemoved: await removeBlocked(pool, "user_judges", blacklist),
-    sourcesRemoved: await removeBlocked(pool, "scrape_sources", blacklist),
+    judgesRemoved: (await removeBlocked(pool, "user_judges", blacklist)).length,
+    sources: await removeBlocked(pool, "scrape_sources", blacklist),
   };
 }
 
-async function removeBlocked(pool: pg.Pool, table: "user_judges" | "scrape_sources", blacklist: readonly string[]): Promise<number> {
-  let removed = 0;
+async function removeBlocked(pool: pg.Pool, table: "user_judges" | "scrape_sources", blacklist: readonly string[]): Promise<{ id: number; url: string }[]> {
+  const removed: { id: number; url: string }[] = [];
   let after = 0;
   for (;;) {
     const { rows } = await pool.query<{ id: number; url: string }>(
@@ -34,8 +35,8 @@ async function removeBlocked(pool: pg.Pool, table: "user_judges" | "scrape_sourc
     after = rows[rows.length - 1]?.id ?? after;
     const blocked = rows.filter((row) => isBlockedUrl(row.url, blacklist)).map((row) => row.id);
     if (blocked.length > 0) {
-      const result = await pool.query(`DELETE FROM ${table} WHERE id = ANY($1::int[])`, [blocked]);
-      removed += result.rowCount ?? 0;
+      const result = await pool.query<{ id: number; url: string }>(`DELETE FROM ${table} WHERE id = ANY($1::int[]) RETURNING id, url`, [blocked]);
+      removed.push(...result.rows);
     }
     if (rows.length < BATCH) return removed;
   }

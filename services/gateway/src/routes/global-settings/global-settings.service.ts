@@ -1,6 +1,8 @@
 import { findBlockedUrls, hasBlockedUrls, type GlobalConfig, type GlobalConfigStore } from "@roost/global-config";
 import type { Database } from "@roost/db";
 import type { Logger } from "@roost/observability";
+import type { Producer, scrapeQueue } from "@roost/queue";
+import { dropScrapeWork } from "@roost/scraping";
 import { badRequest } from "../../http/http-error.js";
 import { removeBlacklistedUserUrls } from "./blacklist-cleanup.repository.js";
 
@@ -14,7 +16,8 @@ export interface GlobalSettingsService {
    * values) and broadcasts it. 400 for unknown keys, wrong types or ranges,
    * and for URLs the merged config's own website blacklist blocks; a refused
    * save changes nothing. When the blacklist grew, every user's judges and
-   * scrape sources it now blocks are removed before this resolves.
+   * scrape sources it now blocks are removed before this resolves, with the
+   * fetch state and the waiting scrape jobs of those sources.
    */
   save(patch: unknown): Promise<void>;
 }
@@ -23,6 +26,7 @@ export function createGlobalSettingsService(deps: {
   globalConfig: GlobalConfigStore;
   db: Database;
   logger: Logger;
+  queues: { scrape: Pick<Producer<typeof scrapeQueue>, "queue"> };
 }): GlobalSettingsService {
   return {
     read: () => deps.globalConfig.current(),
@@ -33,7 +37,17 @@ export function createGlobalSettingsService(deps: {
       const previous = new Set(result.previous.website_blacklist);
       if (result.config.website_blacklist.some((entry) => !previous.has(entry))) {
         const removed = await removeBlacklistedUserUrls(deps.db.pool, result.config.website_blacklist);
-        deps.logger.info("website blacklist applied to user judges and sources", { ...removed });
+        let dropped = null;
+        try {
+          dropped = await dropScrapeWork(
+            { pool: deps.db.pool, scrapes: deps.queues.scrape },
+            { sourceIds: removed.sources.map((source) => source.id), urls: [...new Set(removed.sources.map((source) => source.url))] },
+          );
+        } catch (error) {
+          // The save stands: a job left behind finds its source or URL gone when it runs.
+          deps.logger.warn("scrape work of blocked sources not dropped", { error });
+        }
+        deps.logger.info("website blacklist applied to user judges and sources", { judgesRemoved: removed.judgesRemoved, sourcesRemoved: removed.sources.length, ...dropped });
       }
     },
   };
