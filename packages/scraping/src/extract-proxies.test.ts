@@ -25,6 +25,22 @@ describe("extractProxyLines", () => {
     ]);
   });
 
+  it("keeps a proxy once whichever way it was found, and `ip port` lines as written", () => {
+    const body = ["1.2.3.4:8080", "proxy 1.2.3.4:8080 (fast)", "5.6.7.8 3128", "5.6.7.8 3128", "9.9.9.9:80:u:p", "9.9.9.9:80:u:q", "010.1.1.1:80", "10.1.1.1:80"].join("\n");
+    expect(extractProxyLines(body, "text/plain")).toEqual(["1.2.3.4:8080", "5.6.7.8 3128", "9.9.9.9:80:u:p", "9.9.9.9:80:u:q", "010.1.1.1:80", "10.1.1.1:80"]);
+    const html = "<table><tr><td>1.2.3.4</td><td>8080</td></tr></table><p>1.2.3.4:8080</p><p>fast: 1.2.3.4:8080</p>";
+    expect(extractProxyLines(html, "text/html")).toEqual(["1.2.3.4:8080"]);
+    const json = JSON.stringify([{ ip: "1.2.3.4", port: 8080 }, "1.2.3.4:8080", "see 1.2.3.4:8080"]);
+    expect(extractProxyLines(json, "application/json")).toEqual(["1.2.3.4:8080"]);
+  });
+
+  it("keeps every proxy of a long list once, in first-seen order", () => {
+    const proxies = Array.from({ length: 5000 }, (_, i) => `${1 + (i % 200)}.${i >> 8}.${i & 255}.1:${1000 + (i % 7)}`);
+    const credentials = proxies.slice(0, 100).map((line) => `${line}:user:pw`);
+    const body = [...proxies, ...credentials, ...proxies.slice().reverse(), ...credentials].join("\r\n");
+    expect(extractProxyLines(body)).toEqual([...proxies, ...credentials]);
+  });
+
   it("reads an HTML table's address cell and the port cell after it, and proxies in the page's text", () => {
     const html = `<!DOCTYPE html><html><body>
       <table><tr><th>IP</th><th>Port</th><th>Country</th></tr>

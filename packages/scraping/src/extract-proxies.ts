@@ -1,6 +1,6 @@
 import { load } from "cheerio";
 import { isIPv6 } from "node:net";
-import { parseProxyLine, PROXY_SCHEMES, type ProxyScheme } from "@roost/net";
+import { parseProxyLine, PROXY_SCHEMES, scanCommonLine, type CommonLine, type ProxyScheme } from "@roost/net";
 
 /** What a fetched body looks like, from its Content-Type and first bytes. */
 export type BodyKind = "json" | "html" | "text";
@@ -10,6 +10,7 @@ const MAX_JSON_NODES = 2_000_000;
 const MAX_JSON_DEPTH = 64;
 const TOKEN_SEPARATORS = /[\s,;|"'<>()[\]{}]+/;
 const PORT = /^\d{1,5}$/;
+const DIGIT_BLANK_DIGIT = /\d\s+\d/;
 
 export function bodyKind(contentType: string | undefined, text: string): BodyKind {
   const type = (contentType ?? "").toLowerCase();
@@ -42,26 +43,81 @@ export function extractProxyLines(body: string, contentType?: string): string[] 
   return found.lines();
 }
 
-/** Lines in first-seen order without repeats. */
+/**
+ * Lines in first-seen order without repeats. Lines in the common forms (most
+ * of a list) are looked up in an open-addressing table keyed by their address
+ * and port, then compared as text, instead of a Set of strings: on a 5 MB list
+ * the Set's hashing and growth cost more than reading the lines.
+ */
 class LineSet {
-  readonly #seen = new Set<string>();
+  readonly #lines: string[] = [];
+  readonly #other = new Set<string>();
+  readonly #common: string[] = [];
+  readonly #commonHashes: number[] = [];
+  /** Index into #common plus one; 0 is empty. */
+  #slots = new Int32Array(1024);
+
   add(line: string): void {
-    this.#seen.add(line);
+    if (scanCommonLine(line, common)) {
+      this.addCommon(line, common.ipNumber, common.port);
+      return;
+    }
+    if (this.#other.has(line)) return;
+    this.#other.add(line);
+    this.#lines.push(line);
   }
+
+  /** A line scanCommonLine just read into `common` (add takes the same path for it, so a text is in one table only). */
+  addCommon(line: string, ipNumber: number, port: number): void {
+    let hash = Math.imul((ipNumber | 0) ^ Math.imul(port, 0x9e3779b1), 0x85ebca6b);
+    hash ^= hash >>> 15;
+    const mask = this.#slots.length - 1;
+    let slot = hash & mask;
+    for (let entry = this.#slots[slot] ?? 0; entry !== 0; entry = this.#slots[slot] ?? 0) {
+      if (this.#commonHashes[entry - 1] === hash && this.#common[entry - 1] === line) return;
+      slot = (slot + 1) & mask;
+    }
+    this.#common.push(line);
+    this.#commonHashes.push(hash);
+    this.#slots[slot] = this.#common.length;
+    this.#lines.push(line);
+    if (this.#common.length * 2 > this.#slots.length) this.#grow();
+  }
+
   lines(): string[] {
-    return [...this.#seen];
+    return this.#lines;
+  }
+
+  #grow(): void {
+    const slots = new Int32Array(this.#slots.length * 2);
+    const mask = slots.length - 1;
+    this.#commonHashes.forEach((hash, index) => {
+      let slot = hash & mask;
+      while (slots[slot] !== 0) slot = (slot + 1) & mask;
+      slots[slot] = index + 1;
+    });
+    this.#slots = slots;
   }
 }
 
 /**
  * A whole line in an upload form is kept as written (scheme and credentials
  * included); otherwise each token of the line is tried, so prose such as
- * `proxy 1.2.3.4:8080 (fast)` still yields its proxy.
+ * `proxy 1.2.3.4:8080 (fast)` still yields its proxy. Lines end at LF, CRLF
+ * or CR; sliced by hand, as a split would first build an array of every line.
  */
 function fromText(text: string, found: LineSet): void {
-  for (const raw of text.split(/\r?\n|\r/)) {
-    const line = raw.trim();
-    if (line === "") continue;
+  for (let start = 0; start < text.length; ) {
+    let end = start;
+    while (end < text.length && text.charCodeAt(end) !== 10 && text.charCodeAt(end) !== 13) end += 1;
+    const line = text.slice(start, end).trim();
+    start = text.charCodeAt(end) === 13 && text.charCodeAt(end + 1) === 10 ? end + 2 : end + 1;
+    if (line === "" || !mayHoldProxy(line)) continue;
+    // The common forms without the general parser (a list's hot loop); it decides the rest.
+    if (scanCommonLine(line, common)) {
+      found.addCommon(line, common.ipNumber, common.port);
+      continue;
+    }
     if (keeps(line)) {
       found.add(line);
       continue;
@@ -70,6 +126,17 @@ function fromText(text: string, found: LineSet): void {
       if (token !== "" && token !== line && keeps(token)) found.add(token);
     }
   }
+}
+
+/** scanCommonLine's output: the address and port key the line's dedupe; the line is kept as written. */
+const common: CommonLine = { ipNumber: 0, port: 0, username: "", password: "", scheme: null };
+
+/**
+ * False for a line no form can read as a proxy: every form has a `:` except
+ * `ip port`, whose address ends and port starts with a digit around blanks.
+ */
+function mayHoldProxy(line: string): boolean {
+  return line.includes(":") || DIGIT_BLANK_DIGIT.test(line);
 }
 
 /** A line the upload accepts, or an IPv6 one it refuses and counts (as an upload would). */
@@ -103,13 +170,34 @@ function fromHtml(html: string, found: LineSet): void {
   });
   // Every text node on its own, so adjacent elements never glue two tokens together.
   const texts: string[] = [];
-  $.root()
-    .find("*")
-    .contents()
-    .each((_, node) => {
-      if (node.type === "text") texts.push(node.data);
-    });
+  collectTexts($.root()[0] as DomNode, texts);
   fromText(texts.join("\n"), found);
+}
+
+/** The part of domhandler's node the walk reads. */
+interface DomNode {
+  type: string;
+  data?: string;
+  children?: DomNode[];
+}
+
+/**
+ * Each element's text children, elements in document order (an element's own
+ * texts before its descendants'). Walked by hand: cheerio's `.contents()` over
+ * every element concatenates arrays one element at a time, quadratic in the page.
+ */
+function collectTexts(root: DomNode, texts: string[]): void {
+  const stack: DomNode[] = [root];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    const children = node?.children ?? [];
+    const isElement = node?.type === "tag" || node?.type === "script" || node?.type === "style";
+    if (isElement) for (const child of children) if (child.type === "text") texts.push(child.data ?? "");
+    for (let index = children.length - 1; index >= 0; index -= 1) {
+      const child = children[index];
+      if (child?.children !== undefined) stack.push(child);
+    }
+  }
 }
 
 function isAddressCell(cell: string): boolean {
