@@ -52,6 +52,16 @@ describe("extractProxyLines", () => {
     expect(extractProxyLines(html, "text/html; charset=utf-8")).toEqual(["1.2.3.4:8080", "5.6.7.8:3128", "11.12.13.14:80", "21.22.23.24:81"]);
   });
 
+  it("reads header and nested-table rows, a cell's whole text without comments or scripts, and an element's own text before its children's", () => {
+    const html = `<table><tr><th>IP</th><th>Port</th></tr>
+      <tr><td>1.2.3.4<!-- c --></td><td> <b>8080</b></td></tr>
+      <tr><td>5.6.7.8<script>x</script></td><td>3128</td><td><table><tr><td>9.9.9.9</td><td>80</td></tr></table></td></tr>
+      <tr><th>10.0.0.1</th><th>81</th></tr></table>
+      <noscript>11.11.11.11:80</noscript><template><p>12.12.12.12:80</p></template>
+      <p>Also <b>13.13.13.13</b> 82 <i>14.14.14.14:83</i> 15.15.15.15:84</p>`;
+    expect(extractProxyLines(html, "text/html")).toEqual(["1.2.3.4:8080", "5.6.7.8:3128", "9.9.9.9:80", "10.0.0.1:81", "15.15.15.15:84", "14.14.14.14:83"]);
+  });
+
   it("reads JSON arrays and nested objects with ip or host and port fields, credentials and protocol kept", () => {
     const json = JSON.stringify({
       data: [

@@ -151,14 +151,13 @@ function looksLikeIpv6Proxy(token: string): boolean {
 }
 
 function fromHtml(html: string, found: LineSet): void {
-  const $ = load(html);
-  $("script, style, noscript, template").remove();
+  const rows: DomNode[] = [];
+  const texts: string[] = [];
+  walkTree(load(html).root()[0] as DomNode, rows, texts);
   // Tables: a cell holding an address followed by a cell holding a port.
-  $("tr").each((_, row) => {
-    const cells = $(row)
-      .children("td, th")
-      .map((__, cell) => $(cell).text().trim())
-      .get();
+  for (const row of rows) {
+    const cells: string[] = [];
+    for (const child of row.children ?? []) if (child.type === "tag" && (child.name === "td" || child.name === "th")) cells.push(textOf(child).trim());
     for (let index = 0; index < cells.length; index += 1) {
       const cell = cells[index] ?? "";
       const next = cells[index + 1] ?? "";
@@ -167,37 +166,58 @@ function fromHtml(html: string, found: LineSet): void {
         if (keeps(line)) found.add(line);
       }
     }
-  });
+  }
   // Every text node on its own, so adjacent elements never glue two tokens together.
-  const texts: string[] = [];
-  collectTexts($.root()[0] as DomNode, texts);
   fromText(texts.join("\n"), found);
 }
 
-/** The part of domhandler's node the walk reads. */
+/** The part of domhandler's node (cheerio's tree) the walks read. */
 interface DomNode {
   type: string;
+  name?: string;
   data?: string;
   children?: DomNode[];
 }
 
+/** Elements whose content is never the page's text. */
+const SKIPPED = new Set(["script", "style", "noscript", "template"]);
+
+const isElement = (node: DomNode): boolean => node.type === "tag" || node.type === "script" || node.type === "style";
+const isSkipped = (node: DomNode): boolean => isElement(node) && SKIPPED.has(node.name ?? "");
+
 /**
- * Each element's text children, elements in document order (an element's own
- * texts before its descendants'). Walked by hand: cheerio's `.contents()` over
- * every element concatenates arrays one element at a time, quadratic in the page.
+ * One walk of the tree instead of cheerio's API (its `.contents()` over every
+ * element is quadratic in the page, and a selector and wrapper per row cost
+ * more than the parse): the `tr` elements in document order, and each
+ * element's text children, elements in document order (an element's own texts
+ * before its descendants'), skipping scripts, styles, noscript and templates.
  */
-function collectTexts(root: DomNode, texts: string[]): void {
+function walkTree(root: DomNode, rows: DomNode[], texts: string[]): void {
   const stack: DomNode[] = [root];
   while (stack.length > 0) {
-    const node = stack.pop();
-    const children = node?.children ?? [];
-    const isElement = node?.type === "tag" || node?.type === "script" || node?.type === "style";
-    if (isElement) for (const child of children) if (child.type === "text") texts.push(child.data ?? "");
+    const node = stack.pop() as DomNode;
+    const children = node.children ?? [];
+    if (isElement(node)) {
+      if (node.name === "tr") rows.push(node);
+      for (const child of children) if (child.type === "text") texts.push(child.data ?? "");
+    }
     for (let index = children.length - 1; index >= 0; index -= 1) {
-      const child = children[index];
-      if (child?.children !== undefined) stack.push(child);
+      const child = children[index] as DomNode;
+      if (child.children !== undefined && !isSkipped(child)) stack.push(child);
     }
   }
+}
+
+/** A cell's text: its descendant text nodes in document order, skipped elements left out (as cheerio's `.text()` after removing them). */
+function textOf(cell: DomNode): string {
+  let text = "";
+  const stack: DomNode[] = [...(cell.children ?? [])].reverse();
+  while (stack.length > 0) {
+    const node = stack.pop() as DomNode;
+    if (node.type === "text") text += node.data ?? "";
+    else if (node.children !== undefined && !isSkipped(node)) for (let index = node.children.length - 1; index >= 0; index -= 1) stack.push(node.children[index] as DomNode);
+  }
+  return text;
 }
 
 function isAddressCell(cell: string): boolean {
