@@ -1,5 +1,6 @@
 import { load } from "cheerio";
 import { isIPv6 } from "node:net";
+import { scanSimpleHtml, type PageText } from "./extract-proxies-simple-html.js";
 import { parseProxyLine, PROXY_SCHEMES, scanCommonLine, type CommonLine, type ProxyScheme } from "@roost/net";
 
 /** What a fetched body looks like, from its Content-Type and first bytes. */
@@ -113,19 +114,22 @@ function fromText(text: string, found: LineSet): void {
     const line = text.slice(start, end).trim();
     start = text.charCodeAt(end) === 13 && text.charCodeAt(end + 1) === 10 ? end + 2 : end + 1;
     if (line === "" || !mayHoldProxy(line)) continue;
-    // The common forms without the general parser (a list's hot loop); it decides the rest.
-    if (scanCommonLine(line, common)) {
-      found.addCommon(line, common.ipNumber, common.port);
-      continue;
-    }
-    if (keeps(line)) {
-      found.add(line);
-      continue;
-    }
+    if (offer(line, found)) continue;
     for (const token of line.split(TOKEN_SEPARATORS)) {
       if (token !== "" && token !== line && keeps(token)) found.add(token);
     }
   }
+}
+
+/** Adds `line` when the upload would read it (the common forms without the general parser: a list's hot loop). */
+function offer(line: string, found: LineSet): boolean {
+  if (scanCommonLine(line, common)) {
+    found.addCommon(line, common.ipNumber, common.port);
+    return true;
+  }
+  if (!keeps(line)) return false;
+  found.add(line);
+  return true;
 }
 
 /** scanCommonLine's output: the address and port key the line's dedupe; the line is kept as written. */
@@ -151,24 +155,28 @@ function looksLikeIpv6Proxy(token: string): boolean {
 }
 
 function fromHtml(html: string, found: LineSet): void {
-  const rows: DomNode[] = [];
-  const texts: string[] = [];
-  walkTree(load(html).root()[0] as DomNode, rows, texts);
+  const page = scanSimpleHtml(html) ?? pageOfTree(html);
   // Tables: a cell holding an address followed by a cell holding a port.
-  for (const row of rows) {
-    const cells: string[] = [];
-    for (const child of row.children ?? []) if (child.type === "tag" && (child.name === "td" || child.name === "th")) cells.push(textOf(child).trim());
-    for (let index = 0; index < cells.length; index += 1) {
-      const cell = cells[index] ?? "";
-      const next = cells[index + 1] ?? "";
-      if (PORT.test(next) && isAddressCell(cell)) {
-        const line = `${cell}:${next}`;
-        if (keeps(line)) found.add(line);
-      }
+  for (const row of page.rows) {
+    for (let index = 0; index + 1 < row.length; index += 1) {
+      const cell = (row[index] ?? "").trim();
+      const next = (row[index + 1] ?? "").trim();
+      if (PORT.test(next) && isAddressCell(cell)) offer(`${cell}:${next}`, found);
     }
   }
   // Every text node on its own, so adjacent elements never glue two tokens together.
-  fromText(texts.join("\n"), found);
+  fromText(page.texts.join("\n"), found);
+}
+
+/** A page's rows and text nodes from cheerio's tree (any page scanSimpleHtml does not take). */
+export function pageOfTree(html: string): PageText {
+  const rows: DomNode[] = [];
+  const texts: string[] = [];
+  walkTree(load(html).root()[0] as DomNode, rows, texts);
+  return {
+    rows: rows.map((row) => (row.children ?? []).filter((child) => child.type === "tag" && (child.name === "td" || child.name === "th")).map(textOf)),
+    texts: texts.filter((text) => !/^\s*$/.test(text)),
+  };
 }
 
 /** The part of domhandler's node (cheerio's tree) the walks read. */
