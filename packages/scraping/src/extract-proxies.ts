@@ -1,6 +1,7 @@
 import { load } from "cheerio";
 import { isIPv6 } from "node:net";
-import { parseProxyLine, PROXY_SCHEMES, type ProxyScheme } from "@roost/net";
+import { scanSimpleHtml, type PageText } from "./extract-proxies-simple-html.js";
+import { parseProxyLine, PROXY_SCHEMES, scanCommonLine, type CommonLine, type ProxyScheme } from "@roost/net";
 
 /** What a fetched body looks like, from its Content-Type and first bytes. */
 export type BodyKind = "json" | "html" | "text";
@@ -10,6 +11,7 @@ const MAX_JSON_NODES = 2_000_000;
 const MAX_JSON_DEPTH = 64;
 const TOKEN_SEPARATORS = /[\s,;|"'<>()[\]{}]+/;
 const PORT = /^\d{1,5}$/;
+const DIGIT_BLANK_DIGIT = /\d\s+\d/;
 
 export function bodyKind(contentType: string | undefined, text: string): BodyKind {
   const type = (contentType ?? "").toLowerCase();
@@ -42,34 +44,103 @@ export function extractProxyLines(body: string, contentType?: string): string[] 
   return found.lines();
 }
 
-/** Lines in first-seen order without repeats. */
+/**
+ * Lines in first-seen order without repeats. Lines in the common forms (most
+ * of a list) are looked up in an open-addressing table keyed by their address
+ * and port, then compared as text, instead of a Set of strings: on a 5 MB list
+ * the Set's hashing and growth cost more than reading the lines.
+ */
 class LineSet {
-  readonly #seen = new Set<string>();
+  readonly #lines: string[] = [];
+  readonly #other = new Set<string>();
+  readonly #common: string[] = [];
+  readonly #commonHashes: number[] = [];
+  /** Index into #common plus one; 0 is empty. */
+  #slots = new Int32Array(1024);
+
   add(line: string): void {
-    this.#seen.add(line);
+    if (scanCommonLine(line, common)) {
+      this.addCommon(line, common.ipNumber, common.port);
+      return;
+    }
+    if (this.#other.has(line)) return;
+    this.#other.add(line);
+    this.#lines.push(line);
   }
+
+  /** A line scanCommonLine just read into `common` (add takes the same path for it, so a text is in one table only). */
+  addCommon(line: string, ipNumber: number, port: number): void {
+    let hash = Math.imul((ipNumber | 0) ^ Math.imul(port, 0x9e3779b1), 0x85ebca6b);
+    hash ^= hash >>> 15;
+    const mask = this.#slots.length - 1;
+    let slot = hash & mask;
+    for (let entry = this.#slots[slot] ?? 0; entry !== 0; entry = this.#slots[slot] ?? 0) {
+      if (this.#commonHashes[entry - 1] === hash && this.#common[entry - 1] === line) return;
+      slot = (slot + 1) & mask;
+    }
+    this.#common.push(line);
+    this.#commonHashes.push(hash);
+    this.#slots[slot] = this.#common.length;
+    this.#lines.push(line);
+    if (this.#common.length * 2 > this.#slots.length) this.#grow();
+  }
+
   lines(): string[] {
-    return [...this.#seen];
+    return this.#lines;
+  }
+
+  #grow(): void {
+    const slots = new Int32Array(this.#slots.length * 2);
+    const mask = slots.length - 1;
+    this.#commonHashes.forEach((hash, index) => {
+      let slot = hash & mask;
+      while (slots[slot] !== 0) slot = (slot + 1) & mask;
+      slots[slot] = index + 1;
+    });
+    this.#slots = slots;
   }
 }
 
 /**
  * A whole line in an upload form is kept as written (scheme and credentials
  * included); otherwise each token of the line is tried, so prose such as
- * `proxy 1.2.3.4:8080 (fast)` still yields its proxy.
+ * `proxy 1.2.3.4:8080 (fast)` still yields its proxy. Lines end at LF, CRLF
+ * or CR; sliced by hand, as a split would first build an array of every line.
  */
 function fromText(text: string, found: LineSet): void {
-  for (const raw of text.split(/\r?\n|\r/)) {
-    const line = raw.trim();
-    if (line === "") continue;
-    if (keeps(line)) {
-      found.add(line);
-      continue;
-    }
+  for (let start = 0; start < text.length; ) {
+    let end = start;
+    while (end < text.length && text.charCodeAt(end) !== 10 && text.charCodeAt(end) !== 13) end += 1;
+    const line = text.slice(start, end).trim();
+    start = text.charCodeAt(end) === 13 && text.charCodeAt(end + 1) === 10 ? end + 2 : end + 1;
+    if (line === "" || !mayHoldProxy(line)) continue;
+    if (offer(line, found)) continue;
     for (const token of line.split(TOKEN_SEPARATORS)) {
       if (token !== "" && token !== line && keeps(token)) found.add(token);
     }
   }
+}
+
+/** Adds `line` when the upload would read it (the common forms without the general parser: a list's hot loop). */
+function offer(line: string, found: LineSet): boolean {
+  if (scanCommonLine(line, common)) {
+    found.addCommon(line, common.ipNumber, common.port);
+    return true;
+  }
+  if (!keeps(line)) return false;
+  found.add(line);
+  return true;
+}
+
+/** scanCommonLine's output: the address and port key the line's dedupe; the line is kept as written. */
+const common: CommonLine = { ipNumber: 0, port: 0, username: "", password: "", scheme: null };
+
+/**
+ * False for a line no form can read as a proxy: every form has a `:` except
+ * `ip port`, whose address ends and port starts with a digit around blanks.
+ */
+function mayHoldProxy(line: string): boolean {
+  return line.includes(":") || DIGIT_BLANK_DIGIT.test(line);
 }
 
 /** A line the upload accepts, or an IPv6 one it refuses and counts (as an upload would). */
@@ -84,32 +155,77 @@ function looksLikeIpv6Proxy(token: string): boolean {
 }
 
 function fromHtml(html: string, found: LineSet): void {
-  const $ = load(html);
-  $("script, style, noscript, template").remove();
+  const page = scanSimpleHtml(html) ?? pageOfTree(html);
   // Tables: a cell holding an address followed by a cell holding a port.
-  $("tr").each((_, row) => {
-    const cells = $(row)
-      .children("td, th")
-      .map((__, cell) => $(cell).text().trim())
-      .get();
-    for (let index = 0; index < cells.length; index += 1) {
-      const cell = cells[index] ?? "";
-      const next = cells[index + 1] ?? "";
-      if (PORT.test(next) && isAddressCell(cell)) {
-        const line = `${cell}:${next}`;
-        if (keeps(line)) found.add(line);
-      }
+  for (const row of page.rows) {
+    for (let index = 0; index + 1 < row.length; index += 1) {
+      const cell = (row[index] ?? "").trim();
+      const next = (row[index + 1] ?? "").trim();
+      if (PORT.test(next) && isAddressCell(cell)) offer(`${cell}:${next}`, found);
     }
-  });
+  }
   // Every text node on its own, so adjacent elements never glue two tokens together.
+  fromText(page.texts.join("\n"), found);
+}
+
+/** A page's rows and text nodes from cheerio's tree (any page scanSimpleHtml does not take). */
+export function pageOfTree(html: string): PageText {
+  const rows: DomNode[] = [];
   const texts: string[] = [];
-  $.root()
-    .find("*")
-    .contents()
-    .each((_, node) => {
-      if (node.type === "text") texts.push(node.data);
-    });
-  fromText(texts.join("\n"), found);
+  walkTree(load(html).root()[0] as DomNode, rows, texts);
+  return {
+    rows: rows.map((row) => (row.children ?? []).filter((child) => child.type === "tag" && (child.name === "td" || child.name === "th")).map(textOf)),
+    texts: texts.filter((text) => !/^\s*$/.test(text)),
+  };
+}
+
+/** The part of domhandler's node (cheerio's tree) the walks read. */
+interface DomNode {
+  type: string;
+  name?: string;
+  data?: string;
+  children?: DomNode[];
+}
+
+/** Elements whose content is never the page's text. */
+const SKIPPED = new Set(["script", "style", "noscript", "template"]);
+
+const isElement = (node: DomNode): boolean => node.type === "tag" || node.type === "script" || node.type === "style";
+const isSkipped = (node: DomNode): boolean => isElement(node) && SKIPPED.has(node.name ?? "");
+
+/**
+ * One walk of the tree instead of cheerio's API (its `.contents()` over every
+ * element is quadratic in the page, and a selector and wrapper per row cost
+ * more than the parse): the `tr` elements in document order, and each
+ * element's text children, elements in document order (an element's own texts
+ * before its descendants'), skipping scripts, styles, noscript and templates.
+ */
+function walkTree(root: DomNode, rows: DomNode[], texts: string[]): void {
+  const stack: DomNode[] = [root];
+  while (stack.length > 0) {
+    const node = stack.pop() as DomNode;
+    const children = node.children ?? [];
+    if (isElement(node)) {
+      if (node.name === "tr") rows.push(node);
+      for (const child of children) if (child.type === "text") texts.push(child.data ?? "");
+    }
+    for (let index = children.length - 1; index >= 0; index -= 1) {
+      const child = children[index] as DomNode;
+      if (child.children !== undefined && !isSkipped(child)) stack.push(child);
+    }
+  }
+}
+
+/** A cell's text: its descendant text nodes in document order, skipped elements left out (as cheerio's `.text()` after removing them). */
+function textOf(cell: DomNode): string {
+  let text = "";
+  const stack: DomNode[] = [...(cell.children ?? [])].reverse();
+  while (stack.length > 0) {
+    const node = stack.pop() as DomNode;
+    if (node.type === "text") text += node.data ?? "";
+    else if (node.children !== undefined && !isSkipped(node)) for (let index = node.children.length - 1; index >= 0; index -= 1) stack.push(node.children[index] as DomNode);
+  }
+  return text;
 }
 
 function isAddressCell(cell: string): boolean {
