@@ -19,6 +19,7 @@ import {
   type TestDatabase,
 } from "@roost/testkit";
 import { runCheckBatch, type CheckBatchDeps } from "./check-batch.js";
+import { writeCheckResults } from "./check-results.repository.js";
 import { JudgeHealth } from "./judge-health.js";
 import { ProbeLimiter } from "./probe-limiter.js";
 
@@ -261,6 +262,26 @@ describe("runCheckBatch against real peers", () => {
     expect(await statistics(gone)).toEqual([]);
   });
 
+  it("writes nothing for another user's proxy id in a batch's results", async () => {
+    const owner = await newUser({ protocols: ["http"], judges: [{ url: judge.httpUrl }] });
+    const other = await newUser({ protocols: ["http"], judges: [{ url: judge.httpUrl }] });
+    const mine = await addProxy(owner, peer("elite").port);
+    const theirs = await addProxy(other, peer("anonymous").port);
+    const check = (proxyId: number) => ({
+      proxyId, protocol: "http", alive: true, attempt: 0, responseMs: 12, anonymity: "elite", judgeUrl: judge.httpUrl, regex: "default", body: "HTTP_HOST = x",
+    });
+    const verdict = (proxyId: number) => ({ proxyId, probedMask: 1, aliveMask: 1, responseMs: 12, anonymity: "elite", attempt: 0, failedCycle: false, retrySoon: false });
+    const outcome = await writeCheckResults(db.pool, owner, [check(mine), check(theirs)], [verdict(mine), verdict(theirs)], { intervalSeconds: 600, autoRemoveAfter: null });
+    expect(outcome).toEqual({ updated: [mine], removed: [] });
+    expect(await proxyRow(theirs)).toMatchObject({ alive: false, checked: false, response_time: 0 });
+    expect(await statistics(theirs)).toEqual([]);
+    const rows = async (table: string) => (await db.pool.query(`SELECT 1 FROM ${table} WHERE proxy_id = $1`, [theirs])).rowCount;
+    expect(await rows("proxy_protocol_status")).toBe(0);
+    expect(await rows("proxy_reputations")).toBe(0);
+    expect(await proxyRow(mine)).toMatchObject({ alive: true, checked: true, response_time: 12, anonymity_level: "elite" });
+    expect((await statistics(mine)).map((s) => s.body)).toEqual(["HTTP_HOST = x"]);
+  });
+
   it("never dials a proxy or judge the outbound guard refuses: nothing reaches them, and the check is dead", async () => {
     const guarded = { ...deps, guard: new OutboundGuard() };
     const userId = await newUser({ protocols: ["http"], judges: [{ url: judge.httpUrl }], timeoutMs: 1000 });
@@ -295,6 +316,16 @@ describe("runCheckBatch against real peers", () => {
       expect(rated?.reputation_score).toBeLessThan(70);
       const { rows } = await db.pool.query<{ kind: string; label: string }>("SELECT kind, label FROM proxy_reputations WHERE proxy_id = $1 ORDER BY kind", [steady]);
       expect(rows).toEqual([{ kind: "http", label: "good" }, { kind: "overall", label: "good" }]);
+      // A check that leaves a reputation as it was does not rewrite its row: updated_at is when it last changed.
+      const changedAt = async () =>
+        (await db.pool.query<{ kind: string; updated_at: Date }>("SELECT kind, updated_at FROM proxy_reputations WHERE proxy_id = $1 ORDER BY kind", [steady])).rows;
+      const before = await changedAt();
+      const checkedBefore = (await db.pool.query<{ latest_check: Date }>("SELECT latest_check FROM proxies WHERE id = $1", [steady])).rows[0]?.latest_check;
+      await runCheckBatch(deps, userId, [steady]);
+      expect(await reputation(steady)).toEqual({ reputation_label: "good", reputation_score: 100 });
+      expect(await changedAt()).toEqual(before);
+      const checkedAfter = (await db.pool.query<{ latest_check: Date }>("SELECT latest_check FROM proxies WHERE id = $1", [steady])).rows[0]?.latest_check;
+      expect(checkedAfter?.getTime()).toBeGreaterThan(checkedBefore?.getTime() ?? Number.POSITIVE_INFINITY);
       const { rows: window } = await db.pool.query<{ history: string; history_length: number }>("SELECT history::text AS history, history_length FROM proxy_protocol_status WHERE proxy_id = $1", [flaky]);
       // Oldest first: alive, dead, alive, dead, alive, dead -> bits 0b010101 with the newest (dead) in bit 0.
       expect(window).toEqual([{ history: String(0b101010), history_length: 6 }]);

@@ -89,21 +89,28 @@ export async function writeCheckResults(
     }
     const reputations = ids.map((id) => reputationOf(windows.get(id) ?? new Map()));
     const { rows } = await client.query<{ id: number }>(
+      // Looked up by primary key (`id = ANY`), each row's values found by its position in the batch: a join
+      // with the batch, or the tenant check as an index condition, lets a planner without fresh statistics
+      // read every proxy of the user instead (docs/benchmarks.md, "Checker").
       `UPDATE proxies p SET
-          alive_protocols = (p.alive_protocols & ~v.probed) | v.alive_mask,
-          alive = ((p.alive_protocols & ~v.probed) | v.alive_mask) <> 0,
-          response_time = CASE WHEN v.alive_mask <> 0 THEN v.response_time WHEN (p.alive_protocols & ~v.probed) <> 0 THEN p.response_time ELSE 0 END,
-          anonymity_level = CASE WHEN v.alive_mask <> 0 THEN v.anonymity WHEN (p.alive_protocols & ~v.probed) <> 0 THEN p.anonymity_level ELSE 'N/A' END,
-          attempt = CASE WHEN v.alive_mask <> 0 THEN v.attempt WHEN (p.alive_protocols & ~v.probed) <> 0 THEN p.attempt ELSE NULL END,
-          consecutive_failures = CASE WHEN v.failed THEN p.consecutive_failures + 1
-                                      WHEN ((p.alive_protocols & ~v.probed) | v.alive_mask) <> 0 THEN 0 ELSE p.consecutive_failures END,
-          latest_check = CASE WHEN v.probed = 0 THEN p.latest_check ELSE now() END,
-          reputation_score = v.score,
-          reputation_label = v.label,
-          next_check_at = now() + make_interval(secs => CASE WHEN v.retry_soon THEN LEAST($3::int, $4::int) ELSE $3::int END)
-         FROM unnest($2::int[], $5::smallint[], $6::smallint[], $7::int[], $8::text[], $9::int[], $10::bool[], $11::bool[], $12::real[], $13::text[])
-              AS v(id, probed, alive_mask, response_time, anonymity, attempt, failed, retry_soon, score, label)
-        WHERE p.id = v.id AND p.user_id = $1
+          (alive_protocols, alive, response_time, anonymity_level, attempt, consecutive_failures, latest_check,
+           reputation_score, reputation_label, next_check_at) = (
+         SELECT (p.alive_protocols & ~v.probed) | v.alive_mask,
+                ((p.alive_protocols & ~v.probed) | v.alive_mask) <> 0,
+                CASE WHEN v.alive_mask <> 0 THEN v.response_time WHEN (p.alive_protocols & ~v.probed) <> 0 THEN p.response_time ELSE 0 END,
+                CASE WHEN v.alive_mask <> 0 THEN v.anonymity WHEN (p.alive_protocols & ~v.probed) <> 0 THEN p.anonymity_level ELSE 'N/A' END,
+                CASE WHEN v.alive_mask <> 0 THEN v.attempt WHEN (p.alive_protocols & ~v.probed) <> 0 THEN p.attempt ELSE NULL END,
+                CASE WHEN v.failed THEN p.consecutive_failures + 1
+                     WHEN ((p.alive_protocols & ~v.probed) | v.alive_mask) <> 0 THEN 0 ELSE p.consecutive_failures END,
+                CASE WHEN v.probed = 0 THEN p.latest_check ELSE now() END,
+                v.score,
+                v.label,
+                now() + make_interval(secs => CASE WHEN v.retry_soon THEN LEAST($3::int, $4::int) ELSE $3::int END)
+           FROM (SELECT ($5::smallint[])[k] AS probed, ($6::smallint[])[k] AS alive_mask, ($7::int[])[k] AS response_time,
+                        ($8::text[])[k] AS anonymity, ($9::int[])[k] AS attempt, ($10::bool[])[k] AS failed,
+                        ($11::bool[])[k] AS retry_soon, ($12::real[])[k] AS score, ($13::text[])[k] AS label
+                   FROM array_position($2::int[], p.id) AS k) AS v)
+        WHERE p.id = ANY($2::int[]) AND (p.user_id = $1) IS TRUE
         RETURNING p.id`,
       [
         userId,
@@ -125,11 +132,14 @@ export async function writeCheckResults(
       { id: ids[k] ?? 0, kind: "overall", ...r.overall },
       ...[...r.protocols].map(([kind, value]) => ({ id: ids[k] ?? 0, kind, ...value })),
     ]);
+    // Only rows whose score or label changed (most checks leave them as they were); the scalar subquery keeps
+    // the comparison a primary-key lookup per row whatever the table's statistics say.
     await client.query(
       `INSERT INTO proxy_reputations (proxy_id, kind, score, label, updated_at)
        SELECT r.id, r.kind, r.score, r.label, now()
          FROM unnest($1::int[], $2::text[], $3::real[], $4::text[]) AS r(id, kind, score, label)
-        WHERE EXISTS (SELECT 1 FROM proxies p WHERE p.id = r.id AND p.user_id = $5)
+        WHERE (SELECT (o.score, o.label) FROM proxy_reputations o WHERE o.proxy_id = r.id AND o.kind = r.kind) IS DISTINCT FROM (r.score, r.label)
+          AND (SELECT p.user_id FROM proxies p WHERE p.id = r.id) = $5
        ON CONFLICT (proxy_id, kind) DO UPDATE SET score = EXCLUDED.score, label = EXCLUDED.label, updated_at = EXCLUDED.updated_at`,
       [kinds.map((r) => r.id), kinds.map((r) => r.kind), kinds.map((r) => r.score), kinds.map((r) => r.label), userId],
     );
@@ -167,18 +177,21 @@ async function writeChecks(client: pg.PoolClient, userId: number, checks: readon
   ];
   // One statement: the batch's checks of proxies that still exist, their statistics and bodies, the latest
   // status per protocol, and the day's roll-ups (one row per user and per judge, not one per check).
+  // Ownership is a primary-key lookup per check; statistic ids are drawn before the insert so a body needs
+  // no join back to its statistic (both joins a planner without fresh statistics can run badly).
   await client.query(
     `WITH t AS (
        SELECT c.* FROM unnest($2::int[], $3::text[], $4::bool[], $5::int[], $6::int[], $7::text[], $8::text[], $9::text[], $10::text[])
                 AS c(proxy_id, protocol, alive, attempt, response_time, anonymity, judge, regex, body)
-        WHERE EXISTS (SELECT 1 FROM proxies p WHERE p.id = c.proxy_id AND p.user_id = $1)
+        WHERE (SELECT p.user_id FROM proxies p WHERE p.id = c.proxy_id) = $1
+     ), numbered AS (
+       SELECT t.*, nextval('proxy_statistics_id_seq') AS statistic_id FROM t
      ), stats AS (
-       INSERT INTO proxy_statistics (proxy_id, user_id, protocol, alive, attempt, response_time, anonymity_level, judge_url, regex, created_at)
-       SELECT proxy_id, $1, protocol, alive, attempt, response_time, anonymity, judge, regex, now() FROM t
-       RETURNING id, created_at, proxy_id, protocol
+       INSERT INTO proxy_statistics (id, proxy_id, user_id, protocol, alive, attempt, response_time, anonymity_level, judge_url, regex, created_at)
+       SELECT statistic_id, proxy_id, $1, protocol, alive, attempt, response_time, anonymity, judge, regex, now() FROM numbered
      ), bodies AS (
        INSERT INTO proxy_statistic_responses (statistic_id, created_at, body)
-       SELECT s.id, s.created_at, t.body FROM stats s JOIN t ON t.proxy_id = s.proxy_id AND t.protocol = s.protocol WHERE t.body IS NOT NULL
+       SELECT statistic_id, now(), body FROM numbered WHERE body IS NOT NULL
      ), status AS (
        INSERT INTO proxy_protocol_status (proxy_id, protocol, alive, attempt, response_time, anonymity_level, judge_url, history, history_length, checked_at)
        SELECT proxy_id, protocol, alive, attempt, response_time, anonymity, judge, alive::int::bigint, 1, now() FROM t
