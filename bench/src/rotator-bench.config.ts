@@ -17,6 +17,9 @@ export interface RotatorBenchConfig {
   roundMs: number;
   /** Rounds per run; the side order is reversed each round. */
   rounds: number;
+  /** Latency at one offered load for every side: requests a second over `concurrency` connections, and for how long per side and run, ms. */
+  pacedRate: number;
+  pacedMs: number;
   /** Every figure is the median of this many runs. */
   runs: number;
   /** CONNECT transfer: tunnels at once, and bytes downloaded through each. */
@@ -39,6 +42,8 @@ export function rotatorBenchConfigFrom(argv: readonly string[], env: Record<stri
     warmupMs: smoke ? 200 : 1_500,
     roundMs: smoke ? 250 : 2_500,
     rounds: 2,
+    pacedRate: 2_000,
+    pacedMs: smoke ? 300 : 3_000,
     runs: smoke ? 1 : 3,
     transferTunnels: 4,
     transferBytes: smoke ? 4 * 2 ** 20 : 64 * 2 ** 20,
