@@ -17,7 +17,7 @@ export interface RotatorBenchConfig {
   roundMs: number;
   /** Rounds per run; the side order is reversed each round. */
   rounds: number;
-  /** Latency at one offered load for every side: requests a second over `concurrency` connections, and for how long per side and run, ms. */
+  /** Latency at one offered load for every side: requests a second over `concurrency` connections, and for how long per side and round, ms. */
   pacedRate: number;
   pacedMs: number;
   /** Every figure is the median of this many runs. */
@@ -40,10 +40,10 @@ export function rotatorBenchConfigFrom(argv: readonly string[], env: Record<stri
     bodyBytes: 1024,
     concurrency: 64,
     warmupMs: smoke ? 200 : 1_500,
-    roundMs: smoke ? 250 : 2_500,
-    rounds: 2,
+    roundMs: smoke ? 250 : 850,
+    rounds: smoke ? 2 : 6,
     pacedRate: 2_000,
-    pacedMs: smoke ? 300 : 3_000,
+    pacedMs: smoke ? 150 : 500,
     runs: smoke ? 1 : 3,
     transferTunnels: 4,
     transferBytes: smoke ? 4 * 2 ** 20 : 64 * 2 ** 20,

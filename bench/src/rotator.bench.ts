@@ -183,8 +183,9 @@ interface RequestsRun {
 }
 
 /**
- * One run of the request sides: each warmed up, then measured in `rounds` rounds (the order
- * reversed each round), then once more at the paced rate.
+ * One run of the request sides: each warmed up, then measured in `rounds` short rounds (the
+ * order reversed each round, so a burst of other work on the host hits every side alike), each
+ * round a closed-loop slice of every side, then a paced slice of every side.
  */
 async function requestsRun(config: RotatorBenchConfig, rig: Rig, rotator: RotatorProcess, run: number): Promise<RequestsRun> {
   const ports: Record<Side, number> = { upstream: rig.upstream.proxyPort, raw: rig.raw.port, "node-http": rig.nodeHttp.port, "proxy-chain": rig.proxyChain.port, roost: rig.requestsPort };
@@ -219,10 +220,12 @@ async function requestsRun(config: RotatorBenchConfig, rig: Rig, rotator: Rotato
         const proxyAfter = (await cpu[side]?.()) ?? null;
         parts.get(side)?.push({ samples, ms: elapsed, proxyCpuUs: proxyBefore === null || proxyAfter === null ? null : proxyAfter - proxyBefore, clientCpuUs: client_.user + client_.system });
       }
-    }
-    for (const side of order) {
-      const client = clients.get(side);
-      if (client) paced.set(side, await runPaced({ connections: config.concurrency, rate: config.pacedRate, durationMs: config.pacedMs }, taskFor(client)));
+      for (const side of round % 2 === 0 ? order : [...order].reverse()) {
+        const client = clients.get(side);
+        if (!client) continue;
+        const slice = await runPaced({ connections: config.concurrency, rate: config.pacedRate, durationMs: config.pacedMs }, taskFor(client));
+        paced.set(side, mergeSamples([paced.get(side) ?? { latenciesMs: [], errors: 0 }, slice]));
+      }
     }
   } finally {
     for (const client of clients.values()) client.close();
@@ -391,7 +394,7 @@ async function main(config: RotatorBenchConfig): Promise<number> {
 
     out(
       `Requests: GET of the ${config.bodyBytes}-byte file in absolute form, ${config.concurrency} kept-alive connections, one request in flight on each, ` +
-        `per side and run ${config.warmupMs} ms warm-up then ${config.rounds} rounds of ${config.roundMs} ms (order reversed each round, rotated each run), ${config.runs} run(s); medians over runs:`,
+        `per side and run ${config.warmupMs} ms warm-up then ${config.rounds} rounds of ${config.roundMs} ms closed loop and ${config.pacedMs} ms at ${config.pacedRate} req/s offered (order reversed each round, rotated each run), ${config.runs} run(s); medians over runs:`,
     );
     out(`${"side".padEnd(26)}${"req/s".padStart(9)}${"p50".padStart(11)}${"p99".padStart(11)}${"proxy µs/req".padStart(14)}${"client µs/req".padStart(15)}${`p50 @${config.pacedRate}/s`.padStart(15)}${`p99 @${config.pacedRate}/s`.padStart(15)}`);
     for (const side of SIDES) {
@@ -419,7 +422,7 @@ async function main(config: RotatorBenchConfig): Promise<number> {
     const pacedP99 = (r: Map<Side, Samples>, side: Side): number => percentile(r.get(side)?.latenciesMs ?? [], 99);
     const pacedRatio = pacedRuns.map((r) => pacedP99(r, "roost") / pacedP99(r, "upstream"));
     out(
-      `  at ${config.pacedRate} req/s offered to every side (open loop, ${config.pacedMs} ms each): Roost p99 over the upstream alone's per run: ${list(pacedRuns.map((r) => pacedP99(r, "roost") / pacedP99(r, "upstream")))}; ` +
+      `  at ${config.pacedRate} req/s offered to every side (open loop, ${config.rounds} x ${config.pacedMs} ms each): Roost p99 over the upstream alone's per run: ${list(pacedRuns.map((r) => pacedP99(r, "roost") / pacedP99(r, "upstream")))}; ` +
         `the raw relay's: ${list(pacedRuns.map((r) => pacedP99(r, "raw") / pacedP99(r, "upstream")))}; proxy-chain's: ${list(pacedRuns.map((r) => pacedP99(r, "proxy-chain") / pacedP99(r, "upstream")))}`,
     );
     out(`  raw relay p99 over the upstream alone's (closed loop) per run: ${list(perRun((r) => sideP99(r, "raw") / sideP99(r, "upstream")))}`);
