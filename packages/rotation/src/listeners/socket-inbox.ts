@@ -88,9 +88,14 @@ export async function readHead(inbox: SocketInbox, maxBytes: number): Promise<Bu
   }
 }
 
-/** Writes (`data` and `more` in one system call) and waits for 'drain' when the socket's buffer is full. */
-export async function writeAll(socket: net.Socket, data: Buffer | string, more?: Buffer): Promise<void> {
-  if (socket.destroyed) throw new Error("socket closed");
+const WRITTEN = Promise.resolve();
+
+/**
+ * Writes (`data` and `more` in one system call) and waits for 'drain' when the socket's buffer is full.
+ * Not an async function: a write the socket took at once returns a settled promise, not a new one.
+ */
+export function writeAll(socket: net.Socket, data: Buffer | string, more?: Buffer): Promise<void> {
+  if (socket.destroyed) return Promise.reject(new Error("socket closed"));
   let flowing: boolean;
   if (more) {
     socket.cork();
@@ -100,8 +105,8 @@ export async function writeAll(socket: net.Socket, data: Buffer | string, more?:
   } else {
     flowing = socket.write(data);
   }
-  if (flowing) return;
-  await new Promise<void>((resolve, reject) => {
+  if (flowing) return WRITTEN;
+  return new Promise<void>((resolve, reject) => {
     const done = (): void => {
       socket.off("drain", done);
       socket.off("close", closed);
