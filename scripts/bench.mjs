@@ -1,15 +1,15 @@
 #!/usr/bin/env node
-// npm run bench [-- --smoke] [-- --part=inventory|checker|scraper]: builds the benchmarks (and what
-// they import) with tsc, then runs each part, all three by default. Inventory and checker need
-// PostgreSQL and Redis on 127.0.0.1 (override with BENCH_DATABASE_URL / BENCH_REDIS_URL); the
-// scraper part needs neither. See docs/benchmarks.md.
+// npm run bench [-- --smoke] [-- --part=inventory|checker|scraper|rotator]: builds the benchmarks (and
+// what they import) with tsc, then runs each part, all of them by default. Inventory, checker and
+// rotator need PostgreSQL and Redis on 127.0.0.1 (override with BENCH_DATABASE_URL / BENCH_REDIS_URL);
+// the scraper part needs neither. See docs/benchmarks.md.
 import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const tsc = path.join(root, "node_modules", ".bin", "tsc");
-const PARTS = { inventory: "inventory.bench.js", checker: "checker.bench.js", scraper: "scraper.bench.js" };
+const PARTS = { inventory: "inventory.bench.js", checker: "checker.bench.js", scraper: "scraper.bench.js", rotator: "rotator.bench.js" };
 
 const args = process.argv.slice(2);
 const part = args.find((arg) => arg.startsWith("--part="))?.slice("--part=".length) ?? "all";

@@ -13,6 +13,7 @@ import { checkerBenchConfigFromProcess, type CheckerBenchConfig } from "./checke
 import type { CheckerSide, SideMessage, SideRequest, SideResult, SideRun } from "./checker-side.process.js";
 import { forkIpcChild, type IpcChild } from "./child-process.js";
 import { createBenchDatabase } from "./bench-database.js";
+import { deleteKeys } from "./redis-keys.js";
 import { cpuTimes, postgresCpuBetween, postgresCpuMs, stolenShare } from "./host.js";
 import type { FarmEndpoint, FarmMessage, FarmRequest } from "./proxy-farm.process.js";
 
@@ -271,20 +272,6 @@ async function endToEnd(config: CheckerBenchConfig, farm: Farm, database: Databa
   }
   const mid = median(seconds);
   verdicts.push({ target: `${farm.alive.length.toLocaleString("en")} new proxies all checked <= ${TARGETS.endToEndSec} s`, measured: `${mid.toFixed(1)} s`, pass: mid <= TARGETS.endToEndSec });
-}
-
-async function deleteKeys(redisUrl: string, prefix: string): Promise<void> {
-  const redis = new Redis(redisUrl);
-  try {
-    let cursor = "0";
-    do {
-      const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 1000);
-      cursor = next;
-      if (keys.length > 0) await redis.unlink(...keys);
-    } while (cursor !== "0");
-  } finally {
-    redis.disconnect();
-  }
 }
 
 /** Bytes Redis reports for every key under `prefix:` (MEMORY USAGE, all samples). */

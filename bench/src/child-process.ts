@@ -8,10 +8,17 @@ import { fork, type ChildProcess } from "node:child_process";
 export interface IpcChild<Request, Message> {
   ask(request: Request): Promise<Message>;
   stop(): Promise<void>;
+  /** Its process id (for /proc readings). */
+  readonly pid: number;
 }
 
-export function forkIpcChild<Request, Message>(entry: URL): IpcChild<Request, Message> {
-  const child: ChildProcess = fork(entry, [], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+/**
+ * `detached`: a session of its own (setsid), as a service started on its own has, so the
+ * kernel's autogroup scheduling does not share one CPU slice between it and the load generator
+ * (the child must then exit on its own when the IPC channel closes). `execArgv`: its Node flags.
+ */
+export function forkIpcChild<Request, Message>(entry: URL, options: { detached?: boolean; execArgv?: string[] } = {}): IpcChild<Request, Message> {
+  const child: ChildProcess = fork(entry, [], { stdio: ["ignore", "inherit", "inherit", "ipc"], detached: options.detached ?? false, ...(options.execArgv ? { execArgv: options.execArgv } : {}) });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   let queue: Promise<unknown> = Promise.resolve();
   const once = (request: Request): Promise<Message> =>
@@ -29,6 +36,7 @@ export function forkIpcChild<Request, Message>(entry: URL): IpcChild<Request, Me
       child.send(request as object);
     });
   return {
+    pid: child.pid ?? 0,
     ask(request) {
       const answer = queue.then(() => once(request));
       queue = answer.catch(() => undefined);

@@ -4,7 +4,7 @@ import type { ProxyProtocol as RotatorProtocol } from "@roost/inventory";
 import { basicProxyAuthorization, type OutboundGuard } from "@roost/net";
 
 import { TunnelError, upstreamEndpoint, type UpstreamConnector } from "../upstream-connector.js";
-import type { UpstreamPool } from "../upstream-pool.js";
+import type { Upstream, UpstreamPool } from "../upstream-pool.js";
 import type { UsernameOptions } from "../username-options.js";
 import { authenticate, parseBasic, type ListenerAuth } from "./client-auth.js";
 import { endToEnd, headerValue, parseHead, relayBody, requestFraming, responseFraming, serializeHead, type BodyFraming, type HttpHead } from "./http-message.js";
@@ -39,6 +39,17 @@ const IDEMPOTENT = new Set(["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"])
 const STATUS_FOR: Record<TunnelError["reason"], number> = { no_upstream: 503, upstream_failed: 502, target_refused: 502, target_blocked: 403, bad_target: 400 };
 const PROXY_AUTHENTICATE = 'Basic realm="roost"';
 const CONTINUE = Buffer.from("HTTP/1.1 100 Continue\r\n\r\n", "latin1");
+
+/** Upstreams that passed each guard: an upstream's address is fixed and a pool reload brings new objects, so once per member is enough. */
+const guardedUpstreams = new WeakMap<OutboundGuard, WeakSet<Upstream>>();
+
+function checkUpstream(guard: OutboundGuard, upstream: Upstream): void {
+  let passed = guardedUpstreams.get(guard);
+  if (passed?.has(upstream)) return;
+  guard.checkLiteral(upstream.ip);
+  if (!passed) guardedUpstreams.set(guard, (passed = new WeakSet()));
+  passed.add(upstream);
+}
 
 class UpstreamFailure extends Error {
   constructor(readonly reason: string) {
@@ -144,8 +155,7 @@ async function relayResponse(head: HttpHead, method: string, from: SocketInbox, 
   const closeClient = clientWantsClose || framing.kind === "until-close";
   const headers = endToEnd(head);
   if (closeClient) headers.push(["Connection", "close"]);
-  await writeAll(client, serializeHead(`HTTP/1.1 ${head.startLine[1]} ${head.startLine[2]}`, headers));
-  const complete = await relayBody(from, client, framing);
+  const complete = await relayBody(from, client, framing, serializeHead(`HTTP/1.1 ${head.startLine[1]} ${head.startLine[2]}`, headers));
   const upstreamCloses = /\bclose\b/i.test(headerValue(head, "connection") ?? "") || head.startLine[0] === "HTTP/1.0";
   return { clientOpen: complete && !closeClient, upstreamReusable: complete && framing.kind !== "until-close" && !upstreamCloses };
 }
@@ -214,7 +224,7 @@ export function handleHttpClient(deps: HttpWireDeps, client: net.Socket): void {
       const onClientClose = (): void => void connection?.socket.destroy();
       client.once("close", onClientClose);
       try {
-        deps.guard.checkLiteral(upstream.ip);
+        checkUpstream(deps.guard, upstream);
         let response: HttpHead | null = null;
         let bodyComplete = true;
         // A reused connection the upstream closed meanwhile answers nothing: one fresh connection is tried.

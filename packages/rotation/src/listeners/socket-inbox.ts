@@ -44,6 +44,11 @@ export class SocketInbox {
     if (chunk.length > 0) this.chunks.unshift(chunk);
   }
 
+  /** True when a chunk is waiting to be taken. */
+  get hasBuffered(): boolean {
+    return this.chunks.length > 0;
+  }
+
   /** True when nothing is buffered and the peer has not ended (an idle kept-alive connection). */
   get idle(): boolean {
     return this.chunks.length === 0 && !this.ended && !this.socket.destroyed;
@@ -83,11 +88,25 @@ export async function readHead(inbox: SocketInbox, maxBytes: number): Promise<Bu
   }
 }
 
-/** Writes and waits for 'drain' when the socket's buffer is full. */
-export async function writeAll(socket: net.Socket, data: Buffer | string): Promise<void> {
-  if (socket.destroyed) throw new Error("socket closed");
-  if (socket.write(data)) return;
-  await new Promise<void>((resolve, reject) => {
+const WRITTEN = Promise.resolve();
+
+/**
+ * Writes (`data` and `more` in one system call) and waits for 'drain' when the socket's buffer is full.
+ * Not an async function: a write the socket took at once returns a settled promise, not a new one.
+ */
+export function writeAll(socket: net.Socket, data: Buffer | string, more?: Buffer): Promise<void> {
+  if (socket.destroyed) return Promise.reject(new Error("socket closed"));
+  let flowing: boolean;
+  if (more) {
+    socket.cork();
+    socket.write(data);
+    flowing = socket.write(more);
+    socket.uncork();
+  } else {
+    flowing = socket.write(data);
+  }
+  if (flowing) return WRITTEN;
+  return new Promise<void>((resolve, reject) => {
     const done = (): void => {
       socket.off("drain", done);
       socket.off("close", closed);

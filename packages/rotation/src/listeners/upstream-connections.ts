@@ -8,25 +8,34 @@ export interface UpstreamConnection {
 }
 
 interface Idle extends UpstreamConnection {
-  onClose: () => void;
+  /** performance.now() when it was released. */
+  since: number;
 }
 
 export interface UpstreamConnectionsOptions {
-  /** Kept-alive connections kept per upstream. @defaultValue 32 */
+  /**
+   * Kept-alive connections kept per upstream. Fewer than the requests in flight to one upstream
+   * would cost a connect and a close per request beyond them. @defaultValue 256
+   */
   maxIdlePerUpstream?: number;
   /** An idle connection is closed after this, in ms. @defaultValue 30000 */
   idleMs?: number;
   track: (socket: net.Socket) => void;
 }
 
-/** Kept-alive connections to HTTP upstreams, per `ip:port`, reused last-in first-out. */
+/**
+ * Kept-alive connections to HTTP upstreams, per `ip:port`, reused last-in
+ * first-out. Idle ones are closed by a sweep, not a timer and a close
+ * listener per connection armed and disarmed with every request.
+ */
 export class UpstreamConnections {
   private readonly idle = new Map<string, Idle[]>();
   private readonly maxIdle: number;
   private readonly idleMs: number;
+  private sweeper: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: UpstreamConnectionsOptions) {
-    this.maxIdle = options.maxIdlePerUpstream ?? 32;
+    this.maxIdle = options.maxIdlePerUpstream ?? 256;
     this.idleMs = options.idleMs ?? 30_000;
   }
 
@@ -37,8 +46,6 @@ export class UpstreamConnections {
   async acquire(ip: string, port: number, timeoutMs: number, fresh = false): Promise<{ connection: UpstreamConnection; reused: boolean }> {
     const list = fresh ? undefined : this.idle.get(`${ip}:${port}`);
     for (let kept = list?.pop(); kept; kept = list?.pop()) {
-      kept.socket.off("close", kept.onClose);
-      kept.socket.setTimeout(0);
       if (kept.inbox.idle) return { connection: { socket: kept.socket, inbox: kept.inbox }, reused: true };
       kept.socket.destroy();
     }
@@ -61,8 +68,6 @@ export class UpstreamConnections {
       socket.once("error", fail);
     });
     socket.on("error", () => socket.destroy());
-    // The idle timer is armed by release() and disarmed by acquire(); its handler is attached once per socket.
-    socket.on("timeout", () => socket.destroy());
     return { connection: { socket, inbox: new SocketInbox(socket) }, reused: false };
   }
 
@@ -73,20 +78,36 @@ export class UpstreamConnections {
       connection.socket.destroy();
       return;
     }
-    const idle: Idle = {
-      ...connection,
-      onClose: () => {
-        const at = list.indexOf(idle);
-        if (at !== -1) list.splice(at, 1);
-      },
-    };
-    connection.socket.once("close", idle.onClose);
-    connection.socket.setTimeout(this.idleMs);
-    list.push(idle);
+    list.push({ socket: connection.socket, inbox: connection.inbox, since: performance.now() });
     this.idle.set(key, list);
+    if (!this.sweeper) {
+      this.sweeper = setInterval(() => this.sweep(), Math.max(1, Math.ceil(this.idleMs / 2)));
+      this.sweeper.unref();
+    }
+  }
+
+  /** Closes connections idle for `idleMs` or more, and drops those the upstream closed meanwhile. */
+  private sweep(): void {
+    const oldest = performance.now() - this.idleMs;
+    for (const [key, list] of this.idle) {
+      const kept = list.filter((idle) => {
+        const keep = idle.since > oldest && idle.inbox.idle;
+        if (!keep) idle.socket.destroy();
+        return keep;
+      });
+      if (kept.length > 0) this.idle.set(key, kept);
+      else this.idle.delete(key);
+    }
+    if (this.idle.size === 0) this.stopSweeping();
+  }
+
+  private stopSweeping(): void {
+    clearInterval(this.sweeper);
+    this.sweeper = undefined;
   }
 
   destroyAll(): void {
+    this.stopSweeping();
     for (const list of this.idle.values()) for (const idle of list.splice(0)) idle.socket.destroy();
     this.idle.clear();
   }

@@ -3,6 +3,7 @@ export type { PeerDir, PeerProcess, PeerProcessOptions } from "./peer-process.js
 export { PEER_EGRESS, startDante, startMicrosocks, startSquid, startTinyproxy } from "./proxy-peers.js";
 export type { DanteOptions, MicrosocksOptions, PeerCredentials, ProxyPeer, SquidOptions, TinyproxyMode, TinyproxyOptions } from "./proxy-peers.js";
 export { startNginxJudge } from "./nginx-judge.js";
+export { nginxConfig } from "./nginx-config.js";
 export { startNginxListServer } from "./nginx-list-server.js";
 export type { NginxListServer, NginxListServerOptions } from "./nginx-list-server.js";
 export type { NginxJudge, NginxJudgeOptions } from "./nginx-judge.js";
