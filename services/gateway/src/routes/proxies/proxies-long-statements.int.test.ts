@@ -15,8 +15,10 @@ describe("long statements", () => {
   let port: number;
   // The test's own set-up runs on a connection without the gateway's short deadlines.
   let setup: pg.Client;
+  // Deadlines short enough to be outlasted in seconds, long enough that the gateway's ordinary
+  // statements (start-up, register, auth) never meet them on a loaded CI host.
   beforeAll(async () => {
-    h = await startGatewayHarness({ DATABASE_QUERY_TIMEOUT_MS: "1000", DATABASE_STATEMENT_TIMEOUT_MS: "800", DATABASE_LONG_STATEMENT_TIMEOUT_MS: "60000" });
+    h = await startGatewayHarness({ DATABASE_QUERY_TIMEOUT_MS: "3000", DATABASE_STATEMENT_TIMEOUT_MS: "2500", DATABASE_LONG_STATEMENT_TIMEOUT_MS: "60000" });
     ({ port } = (await h.service.start()) as AddressInfo);
     setup = new pg.Client({ connectionString: h.database.url });
     await setup.connect();
@@ -38,14 +40,14 @@ describe("long statements", () => {
         expect(res.statusCode).toBe(200);
         let count = 0;
         res.pause();
-        // 2.5 s without reading: the socket fills, the COPY waits, well past the 1 s query deadline.
+        // 5 s without reading: the socket fills, the COPY waits, well past the 3 s query deadline.
         setTimeout(() => {
           res.on("data", (chunk: Buffer) => {
             for (const byte of chunk) if (byte === 10) count++;
           });
           res.on("end", () => resolve(count));
           res.resume();
-        }, 2500);
+        }, 5000);
       });
       req.on("error", reject);
       // About 30 MB in all: far more than the socket buffers hold, so the COPY really waits for the reader.
@@ -64,13 +66,13 @@ describe("long statements", () => {
       await locker.query("BEGIN");
       await locker.query("SELECT id FROM proxies WHERE user_id = $1 FOR UPDATE", [userId]);
       const deleting = h.http.delete("/api/proxies").set("Authorization", `Bearer ${token}`).send({ scope: "all" }).then((res) => res);
-      // The delete has waited on the lock for longer than the session's 800 ms statement_timeout; then the lock goes.
+      // The delete has waited on the lock for longer than the session's 2.5 s statement_timeout; then the lock goes.
       await waitFor(
         async () =>
           (
             await setup.query<{ n: number }>(
               `SELECT count(*)::int AS n FROM pg_stat_activity
-                WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'DELETE FROM proxies%' AND now() - query_start > interval '1200 ms'`,
+                WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'DELETE FROM proxies%' AND now() - query_start > interval '3000 ms'`,
             )
           ).rows[0]?.n === 1,
         { timeoutMs: 10_000, what: "the delete waiting past the statement timeout" },
