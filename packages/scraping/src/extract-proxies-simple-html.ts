@@ -83,11 +83,18 @@ const CELL = cell(cellText(""));
 const TRIMMED = "[^\\S\\r]*";
 const ADDRESS = `${TRIMMED}(\\d{1,3}(?:\\.\\d{1,3}){3})${TRIMMED}`;
 const PORT = `${TRIMMED}(\\d{1,5})${TRIMMED}`;
-/** Captures: the address (1 or 2), the port (3 or 4), the cells after them from the first one with a dot (5). */
+const UNDOTTED_CELL = cell(cellText("."));
+const DOTTED_CELL = cell(`${cellText(".")}\\.${cellText("")}`);
+/**
+ * Captures: the address (1 or 2), the port (3 or 4), the cells after them from
+ * the first one with a dot (5). Each part of a row is read one way only, and at
+ * most 64 cells before the pair and after it, so a row that is not plain costs
+ * a bounded number of tries before the tag reader takes it.
+ */
 const PLAIN_ROW = new RegExp(
-  `${BLANKS}<tr${ATTRIBUTES}>(?:${CELL})*?` +
+  `${BLANKS}<tr${ATTRIBUTES}>(?:${CELL}){0,64}?` +
     `(?:${BLANKS}(?:<td${ATTRIBUTES}>${ADDRESS}</td>|<th${ATTRIBUTES}>${ADDRESS}</th>)${BLANKS}(?:<td${ATTRIBUTES}>${PORT}</td>|<th${ATTRIBUTES}>${PORT}</th>)` +
-    `(?:${cell(cellText("."))})*((?:${CELL})*))?${BLANKS}</tr>`,
+    `(?:${UNDOTTED_CELL}){0,64}(${DOTTED_CELL}(?:${CELL}){0,64})?)?${BLANKS}</tr>`,
   "y",
 );
 /** An address and a port in two adjacent cells of plain cells, each its cell's whole text (a plain cell's text holds no `>`). */
