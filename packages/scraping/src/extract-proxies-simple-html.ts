@@ -4,11 +4,7 @@ import { load } from "cheerio";
 export interface PageText {
   /** Rows in document order; of plain rows (readPlainRows) only the table rule's `ip:port` lines, already read. */
   rows: (string[] | string)[];
-  /**
-   * For each `ip:port` line in rows, in order, what scanCommonLine reads from
-   * it: the address as a number and the port; -1 and 0 when it is not a proxy
-   * (an octet over 255, port 0 or over 65535).
-   */
+  /** For each `ip:port` line in rows, in order, the dedupe hash of what scanCommonLine reads from it (commonLineHash). */
   pairKeys: number[];
   /** Text nodes, whitespace-only ones left out (they hold no proxy). */
   texts: string[];
@@ -123,13 +119,29 @@ function readPlainRows(html: string, start: number, rows: PageText["rows"], pair
   return end;
 }
 
-/** The pair's line, and its address and port as scanCommonLine reads them from the line (read here from the two short texts rather than from the joined line, a rope a scan would first copy). */
+/**
+ * The pair's line to rows and its dedupe hash to pairKeys, the address and
+ * port read here from the two short captures as scanCommonLine reads them
+ * from the line (which would first copy the joined rope). A pair that is not
+ * a proxy (an octet over 255, port 0 or over 65535) goes to rows as a
+ * two-cell row, for the table rule to offer and drop as before.
+ */
 function pushPair(ip: string, port: string, rows: PageText["rows"], pairKeys: number[]): void {
-  rows.push(`${ip}:${port}`);
   let portNumber = 0;
   for (let index = 0; index < port.length; index += 1) portNumber = portNumber * 10 + port.charCodeAt(index) - 48;
   const ipNumber = portNumber >= 1 && portNumber <= 65535 ? dottedQuad(ip) : -1;
-  pairKeys.push(ipNumber, ipNumber === -1 ? 0 : portNumber);
+  if (ipNumber === -1) {
+    rows.push([ip, port]);
+    return;
+  }
+  rows.push(`${ip}:${port}`);
+  pairKeys.push(commonLineHash(ipNumber, portNumber));
+}
+
+/** The first-seen dedupe's hash of a common line's address and port (extractProxyLines' LineSet). */
+export function commonLineHash(ipNumber: number, port: number): number {
+  const hash = Math.imul((ipNumber | 0) ^ Math.imul(port, 0x9e3779b1), 0x85ebca6b);
+  return hash ^ (hash >>> 15);
 }
 
 /** `a.b.c.d` (1-3 digits each, as CELL_PAIR matched) as scanCommonLine's number; -1 when an octet is over 255. */

@@ -1,6 +1,6 @@
 import { load } from "cheerio";
 import { isIPv6 } from "node:net";
-import { scanSimpleHtml, type PageText } from "./extract-proxies-simple-html.js";
+import { commonLineHash, scanSimpleHtml, type PageText } from "./extract-proxies-simple-html.js";
 import { parseProxyLine, PROXY_SCHEMES, scanCommonLine, type CommonLine, type ProxyScheme } from "@roost/net";
 
 /** What a fetched body looks like, from its Content-Type and first bytes. */
@@ -76,8 +76,11 @@ class LineSet {
 
   /** A line scanCommonLine just read into `common` (add takes the same path for it, so a text is in one table only). */
   addCommon(line: string, ipNumber: number, port: number): void {
-    let hash = Math.imul((ipNumber | 0) ^ Math.imul(port, 0x9e3779b1), 0x85ebca6b);
-    hash ^= hash >>> 15;
+    this.addHashed(line, commonLineHash(ipNumber, port));
+  }
+
+  /** A common line by its commonLineHash. */
+  addHashed(line: string, hash: number): void {
     const slots = this.#slots;
     const mask = (slots.length >> 1) - 1;
     let slot = hash & mask;
@@ -167,18 +170,15 @@ function looksLikeIpv6Proxy(token: string): boolean {
 function fromHtml(html: string, found: LineSet): void {
   const page = scanSimpleHtml(html) ?? pageOfTree(html);
   let pair = 0;
-  found.reserve(page.pairKeys.length / 2);
+  found.reserve(page.pairKeys.length);
   for (const row of page.rows) {
     if (typeof row !== "string") {
       tableRule(row, (line) => offer(line, found));
       continue;
     }
-    // A plain row's `ip:port`: what offer does with it, the address and port read by the scanner.
-    const ipNumber = page.pairKeys[pair] ?? -1;
-    const port = page.pairKeys[pair + 1] ?? 0;
-    pair += 2;
-    if (ipNumber >= 0) found.addCommon(row, ipNumber, port);
-    else offer(row, found);
+    // A plain row's `ip:port`: what offer does with it, its hash read by the scanner.
+    found.addHashed(row, page.pairKeys[pair] ?? 0);
+    pair += 1;
   }
   // Every text node on its own, so adjacent elements never glue two tokens together.
   fromText(page.texts.join("\n"), found);
