@@ -1,5 +1,6 @@
-import { pageOfTree } from "./extract-proxies.js";
-import { scanSimpleHtml } from "./extract-proxies-simple-html.js";
+import { scanCommonLine, type CommonLine } from "@roost/net";
+import { pageOfTree, tableLines } from "./extract-proxies.js";
+import { commonLineHash, scanSimpleHtml, type PageText } from "./extract-proxies-simple-html.js";
 
 /** Fixed pseudo-random choices, the same in every run. */
 function chooser(seed: number): (n: number) => number {
@@ -64,7 +65,45 @@ const textLines = (texts: readonly string[]): string[] =>
     .join("\n")
     .split(/\r?\n|\r/)
     .map((line) => line.trim())
-    .filter((line) => line !== "");
+    .filter((line) => line.includes(":") || /\d\s+\d/.test(line));
+
+/** Cells of a list site's table: plain ones the row reader takes, and ones that send their row to the tag reader. */
+const CELLS = [
+  "1.2.3.4", " 5.6.7.8 ", "\u00a09.9.9.9\u00a0", "10.0.0.1\n", "999.1.1.1", "1.2.3", "1.2.3.4.5", "01.002.3.4", "255.255.255.255", "256.1.1.1",
+  "8080", " 3128 ", "0", "65535", "65536", "99999", "123456", "80\u00a0", "US", "elite proxy", "5 mins ago", "2 3", "n/a", "", " ", "1.5 s",
+  "1.2.3.4:80", "a > b", "&nbsp;1.2.3.4", "1.2.3.4\r", "x\r\ny", "1.2.3.4 8080", "12:00", "<b>1.2.3.4</b>", "<!-- c -->80",
+];
+const CELL_TAGS = [["<td>", "</td>"], ["<td class=\"hm\">", "</td>"], ["<th>", "</th>"], ["<td nowrap data-x=\"a>b\">", "</td>"], ["<TD>", "</TD>"], ["<td >", "</td>"]] as const;
+
+/** A document around one table of rows in a list site's shape, now and then a row the row reader does not take. */
+function listPage(choose: (n: number) => number): string {
+  const rows = Array.from({ length: 1 + choose(8) }, () => {
+    const cells = Array.from({ length: choose(7) }, () => {
+      const [open, close] = CELL_TAGS[choose(3) === 0 ? choose(CELL_TAGS.length) : choose(2)] ?? ["<td>", "</td>"];
+      const text = choose(4) === 0 ? (CELLS[choose(CELLS.length)] ?? "") : (CELLS[choose(16)] ?? "");
+      return `${open}${text}${close}`;
+    });
+    return `<tr${choose(4) === 0 ? ' class="odd"' : ""}>${cells.join(choose(3) === 0 ? "\n " : "")}</tr>`;
+  });
+  const table = `<table><thead><tr><th>IP</th><th>Port</th></tr></thead><tbody>\n${rows.join("\n")}\n</tbody></table>`;
+  const wrapped = choose(5) === 0 ? `<table><tr><td>${table}</td><td>81</td></tr></table>` : choose(5) === 0 ? `<div>${table}21.22.23.24:80</div>` : table;
+  return `<!DOCTYPE html>\n<html><head><title>List</title></head><body><p>Proxies 31.32.33.34:81</p>${wrapped}</body></html>\n`;
+}
+
+/** What extraction reads from a page: the table rule's lines and the text lines, and each line the row reader read with scanCommonLine's address and port. */
+function readOf(page: PageText): { table: string[]; lines: string[] } {
+  let pair = 0;
+  const common: CommonLine = { ipNumber: 0, port: 0, username: "", password: "", scheme: null };
+  for (const row of page.rows) {
+    if (typeof row !== "string") continue;
+    // A line the reader read is one scanCommonLine reads, with the same hash.
+    const read = scanCommonLine(row, common);
+    expect({ row, read, hash: page.pairKeys[pair] }).toEqual({ row, read: true, hash: commonLineHash(common.ipNumber, common.port) });
+    pair += 1;
+  }
+  expect(pair).toBe(page.pairKeys.length);
+  return { table: tableLines(page.rows), lines: textLines(page.texts) };
+}
 
 describe("scanSimpleHtml (the tree-free read of simple pages)", () => {
   it("reads a list site's page as cheerio's tree does", () => {
@@ -76,9 +115,8 @@ describe("scanSimpleHtml (the tree-free read of simple pages)", () => {
       </tbody></table><script>var probe = "10.0.0.1:80";</script></body></html>`;
     const scanned = scanSimpleHtml(html);
     expect(scanned).not.toBeNull();
-    expect(scanned?.rows).toEqual(pageOfTree(html).rows);
-    expect(textLines(scanned?.texts ?? [])).toEqual(textLines(pageOfTree(html).texts));
-    expect(scanned?.rows).toEqual([["IP", "Port"], ["1.2.3.4", "8080", "US"], [" 5.6.7.8 ", "3128", "9.9.9.980"], ["9.9.9.9", "80"]]);
+    expect(readOf(scanned as PageText)).toEqual(readOf(pageOfTree(html)));
+    expect(tableLines(scanned?.rows ?? [])).toEqual(["1.2.3.4:8080", "5.6.7.8:3128", "9.9.9.9:80"]);
   });
 
   it("leaves to the tree every page whose tree does not follow its tags", () => {
@@ -104,10 +142,22 @@ describe("scanSimpleHtml (the tree-free read of simple pages)", () => {
       const scanned = scanSimpleHtml(html);
       if (scanned === null) continue;
       taken += 1;
-      const tree = pageOfTree(html);
-      expect({ html, rows: scanned.rows, lines: textLines(scanned.texts) }).toEqual({ html, rows: tree.rows, lines: textLines(tree.texts) });
+      expect({ html, ...readOf(scanned) }).toEqual({ html, ...readOf(pageOfTree(html)) });
     }
     // Enough of them are taken for the comparison to mean something.
     expect(taken).toBeGreaterThan(300);
+  });
+
+  it("reads list sites' tables, plain rows by the row reader and the rest by tags, as cheerio's tree does", () => {
+    const choose = chooser(31);
+    let plainPairs = 0;
+    for (let index = 0; index < 3000; index += 1) {
+      const html = listPage(choose);
+      const scanned = scanSimpleHtml(html);
+      if (scanned === null) continue;
+      plainPairs += scanned.pairKeys.length;
+      expect({ html, ...readOf(scanned) }).toEqual({ html, ...readOf(pageOfTree(html)) });
+    }
+    expect(plainPairs).toBeGreaterThan(300);
   });
 });

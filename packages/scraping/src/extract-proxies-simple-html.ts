@@ -2,7 +2,10 @@ import { load } from "cheerio";
 
 /** What extraction reads from a page: each `tr`'s `td`/`th` texts (untrimmed), and the text nodes in cheerio's walk order. */
 export interface PageText {
-  rows: string[][];
+  /** Rows in document order; of plain rows (readPlainRows) only the table rule's `ip:port` lines, already read. */
+  rows: (string[] | string)[];
+  /** For each `ip:port` line in rows, in order, the dedupe hash of what scanCommonLine reads from it (commonLineHash). */
+  pairKeys: number[];
   /** Text nodes, whitespace-only ones left out (they hold no proxy). */
   texts: string[];
 }
@@ -55,6 +58,109 @@ interface Open {
   cell?: { row: string[]; index: number };
 }
 
+/*
+ * Runs of plain table rows, read by one regex match per row instead of tag by
+ * tag (a list site's table is nearly all of its page). A plain row is `<tr>`
+ * and `<td>`/`<th>` cells with lowercase names, simple attributes and blanks
+ * between, each cell closed by its own end tag and holding only text without
+ * `<`, `>`, `&`, CR, `:` or a digit, blanks and a digit: such a cell's text can
+ * never be a text line extraction reads (every form has a `:` or a digit,
+ * blanks and a digit), so only the table rule reads the row. The match also
+ * finds the row's first address cell followed by a port cell (the cells before
+ * it taken one at a time) and keeps the cells after that pair, from the first
+ * with a dot, for any further pair.
+ */
+const BLANKS = "[\\t\\n\\f\\r ]*";
+const ATTRIBUTES = `(?:[\\t\\n\\f\\r ]+[a-z][a-z0-9-]*(?:="[^"<>]*")?)*`;
+const cellText = (also: string): string => `[^<>&\\r:\\d${also}]*(?:\\d+(?!\\s*\\d)[^<>&\\r:\\d${also}]*)*`;
+const cell = (text: string): string => `${BLANKS}(?:<td${ATTRIBUTES}>${text}</td>|<th${ATTRIBUTES}>${text}</th>)`;
+const CELL = cell(cellText(""));
+/** Blanks as trim takes them, but CR (a plain cell holds none): an address or port cell is a plain cell, so the first pair is the first the row holds. */
+const TRIMMED = "[^\\S\\r]*";
+const ADDRESS = `${TRIMMED}(\\d{1,3}(?:\\.\\d{1,3}){3})${TRIMMED}`;
+const PORT = `${TRIMMED}(\\d{1,5})${TRIMMED}`;
+const UNDOTTED_CELL = cell(cellText("."));
+const DOTTED_CELL = cell(`${cellText(".")}\\.${cellText("")}`);
+/**
+ * Captures: the address (1 or 2), the port (3 or 4), the cells after them from
+ * the first one with a dot (5). Each part of a row is read one way only, and at
+ * most 64 cells before the pair and after it, so a row that is not plain costs
+ * a bounded number of tries before the tag reader takes it.
+ */
+const PLAIN_ROW = new RegExp(
+  `${BLANKS}<tr${ATTRIBUTES}>(?:${CELL}){0,64}?` +
+    `(?:${BLANKS}(?:<td${ATTRIBUTES}>${ADDRESS}</td>|<th${ATTRIBUTES}>${ADDRESS}</th>)${BLANKS}(?:<td${ATTRIBUTES}>${PORT}</td>|<th${ATTRIBUTES}>${PORT}</th>)` +
+    `(?:${UNDOTTED_CELL}){0,64}(${DOTTED_CELL}(?:${CELL}){0,64})?)?${BLANKS}</tr>`,
+  "y",
+);
+/** An address and a port in two adjacent cells of plain cells, each its cell's whole text (a plain cell's text holds no `>`). */
+const CELL_PAIR = />\s*(\d{1,3}(?:\.\d{1,3}){3})\s*<\/t[dh]>[\t\n\f\r ]*<t[dh][^>]*>\s*(\d{1,5})\s*<\/t[dh]>/g;
+
+/**
+ * The end of the plain rows starting at `start` (start when there are none),
+ * each address cell followed by a port cell pushed to `rows` as its `ip:port`
+ * line and to `pairKeys` as its address and port: all the table rule reads of
+ * those rows.
+ */
+function readPlainRows(html: string, start: number, rows: PageText["rows"], pairKeys: number[]): number {
+  let end = start;
+  PLAIN_ROW.lastIndex = start;
+  for (let match = PLAIN_ROW.exec(html); match !== null; match = PLAIN_ROW.exec(html)) {
+    end = PLAIN_ROW.lastIndex;
+    const ip = match[1] ?? match[2];
+    if (ip === undefined) continue;
+    pushPair(ip, match[3] ?? match[4] ?? "", rows, pairKeys);
+    // Another pair needs an address, hence a dot: the cells from the first with one.
+    const rest = match[5] ?? "";
+    if (rest === "") continue;
+    CELL_PAIR.lastIndex = 0;
+    for (let more = CELL_PAIR.exec(rest); more !== null; more = CELL_PAIR.exec(rest)) pushPair(more[1] ?? "", more[2] ?? "", rows, pairKeys);
+  }
+  return end;
+}
+
+/**
+ * The pair's line to rows and its dedupe hash to pairKeys, the address and
+ * port read here from the two short captures as scanCommonLine reads them
+ * from the line (which would first copy the joined rope). A pair that is not
+ * a proxy (an octet over 255, port 0 or over 65535) goes to rows as a
+ * two-cell row, for the table rule to offer and drop as before.
+ */
+function pushPair(ip: string, port: string, rows: PageText["rows"], pairKeys: number[]): void {
+  let portNumber = 0;
+  for (let index = 0; index < port.length; index += 1) portNumber = portNumber * 10 + port.charCodeAt(index) - 48;
+  const ipNumber = portNumber >= 1 && portNumber <= 65535 ? dottedQuad(ip) : -1;
+  if (ipNumber === -1) {
+    rows.push([ip, port]);
+    return;
+  }
+  rows.push(`${ip}:${port}`);
+  pairKeys.push(commonLineHash(ipNumber, portNumber));
+}
+
+/** The first-seen dedupe's hash of a common line's address and port (extractProxyLines' LineSet). */
+export function commonLineHash(ipNumber: number, port: number): number {
+  const hash = Math.imul((ipNumber | 0) ^ Math.imul(port, 0x9e3779b1), 0x85ebca6b);
+  return hash ^ (hash >>> 15);
+}
+
+/** `a.b.c.d` (1-3 digits each, as CELL_PAIR matched) as scanCommonLine's number; -1 when an octet is over 255. */
+function dottedQuad(ip: string): number {
+  let value = 0;
+  let octet = 0;
+  for (let index = 0; index < ip.length; index += 1) {
+    const c = ip.charCodeAt(index);
+    if (c === 46 /* . */) {
+      if (octet > 255) return -1;
+      value = value * 256 + octet;
+      octet = 0;
+    } else {
+      octet = octet * 10 + (c - 48);
+    }
+  }
+  return octet > 255 ? -1 : value * 256 + octet;
+}
+
 /** `td`, `tr` and `th` as constants (a table page's most frequent tags), without a slice to lowercase and hash. */
 function tableTag(first: number, second: number): string | undefined {
   if ((first | 32) !== 116 /* t */) return undefined;
@@ -64,7 +170,8 @@ function tableTag(first: number, second: number): string | undefined {
 
 export function scanSimpleHtml(html: string): PageText | null {
   if (html.includes("\u0000")) return null;
-  const rows: string[][] = [];
+  const rows: PageText["rows"] = [];
+  const pairKeys: number[] = [];
   const texts: string[] = [];
   const textOrder: number[] = [];
   const stack: Open[] = [];
@@ -140,6 +247,15 @@ export function scanSimpleHtml(html: string): PageText | null {
       else if (top.name === "html") phase = "afterHtml";
       continue;
     }
+    const top = stack[stack.length - 1];
+    if (next === 116 /* t */ && html.charCodeAt(lt + 2) === 114 /* r */ && openCells.length === 0 && top !== undefined && top.name !== "tr" && TABLE_PARTS.has(top.name)) {
+      const end = readPlainRows(html, lt, rows, pairKeys);
+      if (end > lt) {
+        order += 1;
+        pos = end;
+        continue;
+      }
+    }
     let nameEnd = lt + 1;
     for (let c = html.charCodeAt(nameEnd); (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || c === 45; c = html.charCodeAt(++nameEnd));
     if (nameEnd === lt + 1 || html.charCodeAt(lt + 1) <= 57) return null;
@@ -153,7 +269,6 @@ export function scanSimpleHtml(html: string): PageText | null {
       if (!START_TAG.test(html)) return null;
       pos = START_TAG.lastIndex;
     }
-    const top = stack[stack.length - 1];
     if (name === "html") {
       if (phase !== "start" || order > 0) return null;
       phase = "html";
@@ -218,8 +333,8 @@ export function scanSimpleHtml(html: string): PageText | null {
   // cheerio's walk gives an element's own texts before its descendants': the page order unless text follows a child element.
   let sorted = true;
   for (let index = 1; index < textOrder.length && sorted; index += 1) sorted = (textOrder[index] ?? 0) >= (textOrder[index - 1] ?? 0);
-  if (sorted) return { rows, texts };
+  if (sorted) return { rows, pairKeys, texts };
   const byOrder = texts.map((value, index) => ({ value, order: textOrder[index] ?? 0 }));
   byOrder.sort((a, b) => a.order - b.order);
-  return { rows, texts: byOrder.map((entry) => entry.value) };
+  return { rows, pairKeys, texts: byOrder.map((entry) => entry.value) };
 }

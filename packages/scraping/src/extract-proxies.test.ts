@@ -62,6 +62,26 @@ describe("extractProxyLines", () => {
     expect(extractProxyLines(html, "text/html")).toEqual(["1.2.3.4:8080", "5.6.7.8:3128", "9.9.9.9:80", "10.0.0.1:81", "15.15.15.15:84", "14.14.14.14:83"]);
   });
 
+  it("reads a list site's plain rows as any other table: every pair of a row, invalid ones dropped, repeats kept once, the text after them", () => {
+    const html = `<!DOCTYPE html><html><head><title>List</title></head><body><table class="t"><thead><tr><th>IP</th><th>Port</th></tr></thead><tbody>
+      <tr><td>1.2.3.4</td><td class="p">8080</td><td>US</td><td> 5.6.7.8\u00a0</td><td>3128</td><td>1.5 s</td><td>9.9.9.9</td><td>80</td></tr>
+      <tr><td>999.1.1.1</td><td>80</td><td>10.0.0.1</td><td>0</td><td>10.0.0.2</td><td>65536</td></tr>
+      <tr><th>11.11.11.11</th><th>81</th></tr>
+      <tr><td>1.2.3.4</td><td>8080</td></tr>
+      <tr><td>12.12.12.12:82</td><td>2 3</td></tr>
+      <tr><td>13.13.13.13</td><td>83</td></tr>
+      </tbody></table><p>1.2.3.4:8080 and 14.14.14.14:84</p></body></html>`;
+    expect(extractProxyLines(html, "text/html")).toEqual([
+      "1.2.3.4:8080",
+      "5.6.7.8:3128",
+      "9.9.9.9:80",
+      "11.11.11.11:81",
+      "13.13.13.13:83",
+      "12.12.12.12:82",
+      "14.14.14.14:84",
+    ]);
+  });
+
   it("reads JSON arrays and nested objects with ip or host and port fields, credentials and protocol kept", () => {
     const json = JSON.stringify({
       data: [

@@ -1,6 +1,6 @@
 import { load } from "cheerio";
 import { isIPv6 } from "node:net";
-import { scanSimpleHtml, type PageText } from "./extract-proxies-simple-html.js";
+import { commonLineHash, scanSimpleHtml, type PageText } from "./extract-proxies-simple-html.js";
 import { parseProxyLine, PROXY_SCHEMES, scanCommonLine, type CommonLine, type ProxyScheme } from "@roost/net";
 
 /** What a fetched body looks like, from its Content-Type and first bytes. */
@@ -53,10 +53,9 @@ export function extractProxyLines(body: string, contentType?: string): string[] 
 class LineSet {
   readonly #lines: string[] = [];
   readonly #other = new Set<string>();
-  readonly #common: string[] = [];
-  readonly #commonHashes: number[] = [];
-  /** Index into #common plus one; 0 is empty. */
-  #slots = new Int32Array(1024);
+  /** Pairs of (hash, index into #lines plus one; 0 is empty): a probe reads one array. */
+  #slots = new Int32Array(2048);
+  #commonCount = 0;
 
   add(line: string): void {
     if (scanCommonLine(line, common)) {
@@ -68,35 +67,49 @@ class LineSet {
     this.#lines.push(line);
   }
 
+  /** Room for `count` more common lines without growing the table on the way. */
+  reserve(count: number): void {
+    let size = this.#slots.length;
+    while ((this.#commonCount + count) * 4 > size) size *= 2;
+    if (size > this.#slots.length) this.#grow(size);
+  }
+
   /** A line scanCommonLine just read into `common` (add takes the same path for it, so a text is in one table only). */
   addCommon(line: string, ipNumber: number, port: number): void {
-    let hash = Math.imul((ipNumber | 0) ^ Math.imul(port, 0x9e3779b1), 0x85ebca6b);
-    hash ^= hash >>> 15;
-    const mask = this.#slots.length - 1;
+    this.addHashed(line, commonLineHash(ipNumber, port));
+  }
+
+  /** A common line by its commonLineHash. */
+  addHashed(line: string, hash: number): void {
+    const slots = this.#slots;
+    const mask = (slots.length >> 1) - 1;
     let slot = hash & mask;
-    for (let entry = this.#slots[slot] ?? 0; entry !== 0; entry = this.#slots[slot] ?? 0) {
-      if (this.#commonHashes[entry - 1] === hash && this.#common[entry - 1] === line) return;
+    for (let entry = slots[2 * slot + 1] ?? 0; entry !== 0; entry = slots[2 * slot + 1] ?? 0) {
+      if (slots[2 * slot] === hash && this.#lines[entry - 1] === line) return;
       slot = (slot + 1) & mask;
     }
-    this.#common.push(line);
-    this.#commonHashes.push(hash);
-    this.#slots[slot] = this.#common.length;
     this.#lines.push(line);
-    if (this.#common.length * 2 > this.#slots.length) this.#grow();
+    slots[2 * slot] = hash;
+    slots[2 * slot + 1] = this.#lines.length;
+    this.#commonCount += 1;
+    if (this.#commonCount * 4 > slots.length) this.#grow();
   }
 
   lines(): string[] {
     return this.#lines;
   }
 
-  #grow(): void {
-    const slots = new Int32Array(this.#slots.length * 2);
-    const mask = slots.length - 1;
-    this.#commonHashes.forEach((hash, index) => {
-      let slot = hash & mask;
-      while (slots[slot] !== 0) slot = (slot + 1) & mask;
-      slots[slot] = index + 1;
-    });
+  #grow(size = this.#slots.length * 2): void {
+    const old = this.#slots;
+    const slots = new Int32Array(size);
+    const mask = (slots.length >> 1) - 1;
+    for (let index = 0; index < old.length; index += 2) {
+      if (old[index + 1] === 0) continue;
+      let slot = (old[index] ?? 0) & mask;
+      while (slots[2 * slot + 1] !== 0) slot = (slot + 1) & mask;
+      slots[2 * slot] = old[index] ?? 0;
+      slots[2 * slot + 1] = old[index + 1] ?? 0;
+    }
     this.#slots = slots;
   }
 }
@@ -156,16 +169,38 @@ function looksLikeIpv6Proxy(token: string): boolean {
 
 function fromHtml(html: string, found: LineSet): void {
   const page = scanSimpleHtml(html) ?? pageOfTree(html);
-  // Tables: a cell holding an address followed by a cell holding a port.
+  let pair = 0;
+  found.reserve(page.pairKeys.length);
   for (const row of page.rows) {
-    for (let index = 0; index + 1 < row.length; index += 1) {
-      const cell = (row[index] ?? "").trim();
-      const next = (row[index + 1] ?? "").trim();
-      if (PORT.test(next) && isAddressCell(cell)) offer(`${cell}:${next}`, found);
+    if (typeof row !== "string") {
+      tableRule(row, (line) => offer(line, found));
+      continue;
     }
+    // A plain row's `ip:port`: what offer does with it, its hash read by the scanner.
+    found.addHashed(row, page.pairKeys[pair] ?? 0);
+    pair += 1;
   }
   // Every text node on its own, so adjacent elements never glue two tokens together.
   fromText(page.texts.join("\n"), found);
+}
+
+/** Tables: a cell holding an address followed by a cell holding a port, as `ip:port`. */
+function tableRule(row: readonly string[], take: (line: string) => void): void {
+  for (let index = 0; index + 1 < row.length; index += 1) {
+    const cell = (row[index] ?? "").trim();
+    const next = (row[index + 1] ?? "").trim();
+    if (PORT.test(next) && isAddressCell(cell)) take(`${cell}:${next}`);
+  }
+}
+
+/** The lines the table rule reads from a page's rows, in order (the readers' equivalence tests compare these). */
+export function tableLines(rows: PageText["rows"]): string[] {
+  const lines: string[] = [];
+  for (const row of rows) {
+    if (typeof row === "string") lines.push(row);
+    else tableRule(row, (line) => lines.push(line));
+  }
+  return lines;
 }
 
 /** A page's rows and text nodes from cheerio's tree (any page scanSimpleHtml does not take). */
@@ -174,6 +209,7 @@ export function pageOfTree(html: string): PageText {
   const texts: string[] = [];
   walkTree(load(html).root()[0] as DomNode, rows, texts);
   return {
+    pairKeys: [],
     rows: rows.map((row) => (row.children ?? []).filter((child) => child.type === "tag" && (child.name === "td" || child.name === "th")).map(textOf)),
     texts: texts.filter((text) => !/^\s*$/.test(text)),
   };
