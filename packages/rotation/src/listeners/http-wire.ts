@@ -8,7 +8,7 @@ import type { Upstream, UpstreamPool } from "../upstream-pool.js";
 import type { UsernameOptions } from "../username-options.js";
 import { authenticate, parseBasic, type ListenerAuth } from "./client-auth.js";
 import { endToEnd, headerValue, parseHead, relayBody, relayBodyThen, requestFraming, responseFraming, serializeHead, type BodyFraming, type HttpHead } from "./http-message.js";
-import { HeadTooLargeError, readHead, readHeadThen, SocketInbox, writeAll, writeOrWait } from "./socket-inbox.js";
+import { HeadTooLargeError, readHeadThen, SocketInbox, writeAll, writeOrWait } from "./socket-inbox.js";
 import type { UpstreamConnection, UpstreamConnections } from "./upstream-connections.js";
 
 export interface HttpWireDeps {
@@ -89,7 +89,12 @@ function readResponseHeadThen(upstream: SocketInbox, client: net.Socket, done: (
   const next = (): void => readHeadThen(upstream, MAX_HEAD_BYTES, onHead, fail);
   const onHead = (raw: Buffer | null): void => {
     if (!raw) return done(null);
-    const head = parseHead(raw);
+    let head: HttpHead | undefined;
+    try {
+      head = parseHead(raw);
+    } catch (error) {
+      return fail(error as Error);
+    }
     if (!head || !/^HTTP\/1\.[01]$/.test(head.startLine[0])) return fail(new UpstreamFailure("proxy_protocol"));
     const status = Number(head.startLine[1]);
     if (status < 100 || status >= 200 || status === 101) return done(head);
@@ -405,7 +410,8 @@ export function handleHttpClient(deps: HttpWireDeps, client: net.Socket): void {
     }
   };
 
-  const plain = async (head: HttpHead, options: UsernameOptions): Promise<boolean> => {
+  // Not an async function: the forwarding's own promise is passed on, not wrapped in another.
+  const plain = (head: HttpHead, options: UsernameOptions): Promise<boolean> => {
     const [method, target, version] = head.startLine;
     const connectionHeader = headerValue(head, "connection") ?? "";
     const clientWantsClose = version === "HTTP/1.0" ? !/\bkeep-alive\b/i.test(connectionHeader) : /\bclose\b/i.test(connectionHeader);
@@ -417,14 +423,13 @@ export function handleHttpClient(deps: HttpWireDeps, client: net.Socket): void {
       url = undefined;
     }
     if (!framing || !url || url.protocol !== "http:" || !target.startsWith("http://")) {
-      await respond(client, 400, false);
-      return false;
+      return respond(client, 400, false).then(() => false);
     }
     try {
       deps.guard.checkLiteral(url.hostname.replace(/^\[(.*)\]$/, "$1"));
     } catch {
-      await respond(client, 403, framing.kind === "none" && !clientWantsClose);
-      return framing.kind === "none" && !clientWantsClose;
+      const keep = framing.kind === "none" && !clientWantsClose;
+      return respond(client, 403, keep).then(() => keep);
     }
     deps.onRequest?.("request");
     // The expectation is answered here (awaitResponse), so it is not passed on; HTTP/1.0 clients' is ignored (RFC 9110 10.1.1).
@@ -437,30 +442,46 @@ export function handleHttpClient(deps: HttpWireDeps, client: net.Socket): void {
       : viaTunnel(method, url, headers, framing, sendContinue, options, clientWantsClose);
   };
 
-  const serve = async (): Promise<void> => {
-    for (;;) {
-      let raw: Buffer | null;
-      try {
-        raw = await readHead(inbox, MAX_HEAD_BYTES);
-      } catch (error) {
-        if (error instanceof HeadTooLargeError) await respond(client, 431, false);
-        else client.destroy();
-        return;
-      }
-      if (!raw) return void client.end();
-      const head = parseHead(raw);
-      if (!head) return respond(client, 400, false);
-      const [method, target, version] = head.startLine;
-      if (version !== "HTTP/1.1" && version !== "HTTP/1.0") return respond(client, 505, false);
-      const credentials = parseBasic(headerValue(head, "proxy-authorization"));
-      const options = authenticate(deps.auth, credentials?.username, credentials?.password);
-      if (!options) return respond(client, 407, false, [["Proxy-Authenticate", PROXY_AUTHENTICATE]]);
-      if (method === "CONNECT") return tunnel(target, options);
-      if (!(await plain(head, options))) {
-        if (!client.destroyed) client.end();
-        return;
-      }
+  // The request loop, as callbacks like the exchange: a head already buffered is taken at once.
+  const serve = (): void => readHeadThen(inbox, MAX_HEAD_BYTES, onRequestHead, onHeadFailure);
+  const settle = (done: Promise<void>): void => void done.catch(() => client.destroy());
+  const onHeadFailure = (error: Error): void => {
+    if (error instanceof HeadTooLargeError) settle(respond(client, 431, false));
+    else client.destroy();
+  };
+  // Run from socket events: a throw (a bug of ours) costs this client its connection, never the process.
+  const onRequestHead = (raw: Buffer | null): void => {
+    try {
+      handleHead(raw);
+    } catch {
+      client.destroy();
     }
   };
-  serve().catch(() => client.destroy());
+  const handleHead = (raw: Buffer | null): void => {
+    if (!raw) return void client.end();
+    const head = parseHead(raw);
+    if (!head) return settle(respond(client, 400, false));
+    const [method, target, version] = head.startLine;
+    if (version !== "HTTP/1.1" && version !== "HTTP/1.0") return settle(respond(client, 505, false));
+    const credentials = parseBasic(headerValue(head, "proxy-authorization"));
+    const options = authenticate(deps.auth, credentials?.username, credentials?.password);
+    if (!options) return settle(respond(client, 407, false, [["Proxy-Authenticate", PROXY_AUTHENTICATE]]));
+    if (method === "CONNECT") return settle(tunnel(target, options));
+    plain(head, options).then(
+      (open) => {
+        if (!open) return void (client.destroyed || client.end());
+        try {
+          serve();
+        } catch {
+          client.destroy();
+        }
+      },
+      () => client.destroy(),
+    );
+  };
+  try {
+    serve();
+  } catch {
+    client.destroy();
+  }
 }

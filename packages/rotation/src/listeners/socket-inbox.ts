@@ -48,15 +48,6 @@ export class SocketInbox {
     this.wake = wake;
   }
 
-  /** The next chunk, or null once the peer ended or the socket closed. */
-  async next(): Promise<Buffer | null> {
-    for (;;) {
-      const chunk = this.take();
-      if (chunk !== undefined) return chunk;
-      await new Promise<void>((resolve) => this.wait(resolve));
-    }
-  }
-
   unshift(chunk: Buffer): void {
     if (chunk.length > 0) this.chunks.unshift(chunk);
   }
@@ -110,11 +101,6 @@ export function readHeadThen(inbox: SocketInbox, maxBytes: number, done: (head: 
   step();
 }
 
-/** readHeadThen as a promise. */
-export function readHead(inbox: SocketInbox, maxBytes: number): Promise<Buffer | null> {
-  return new Promise((resolve, reject) => readHeadThen(inbox, maxBytes, resolve, reject));
-}
-
 const WRITTEN = Promise.resolve();
 
 /**
@@ -155,6 +141,13 @@ export function writeAll(socket: net.Socket, data: Buffer | string, more?: Buffe
 export function writeOrWait(socket: net.Socket, data: Buffer | string, more: Buffer | undefined, resume: () => void, fail: (error: Error) => void): boolean {
   const written = writeAll(socket, data, more);
   if (written === WRITTEN) return true;
-  written.then(resume, fail);
+  written.then(() => {
+    // `resume` runs outside the caller's stack: what it throws is its failure, not an unhandled rejection.
+    try {
+      resume();
+    } catch (error) {
+      fail(error as Error);
+    }
+  }, fail);
   return false;
 }
