@@ -1,6 +1,6 @@
 import type net from "node:net";
 
-import { writeAll, type SocketInbox } from "./socket-inbox.js";
+import { writeOrWait, type SocketInbox } from "./socket-inbox.js";
 
 export interface HttpHead {
   /** Request: method, target, version. Response: version, status, reason. */
@@ -143,55 +143,56 @@ export class ChunkedScanner {
 }
 
 /**
- * Copies one body from `inbox` to `to` as framed; returns false when the source closed early.
- * `head` goes out first: with the body's first chunk when that one is already buffered (one
- * write instead of two, a system call less per small response), else alone before waiting.
+ * Copies one body from `inbox` to `to` as framed and calls `done(complete)`
+ * (false when the source closed early) or `fail`. Waits for the destination's
+ * 'drain' before reading on (backpressure). `head` goes out first: with the
+ * body's first chunk when that one is already buffered (one write instead of
+ * two, a system call less per small response), else alone before waiting.
  */
-export async function relayBody(inbox: SocketInbox, to: net.Socket, framing: BodyFraming, head?: Buffer): Promise<boolean> {
+export function relayBodyThen(inbox: SocketInbox, to: net.Socket, framing: BodyFraming, head: Buffer | undefined, done: (complete: boolean) => void, fail: (error: Error) => void): void {
   let pending = head;
-  const next = async (): Promise<Buffer | null> => {
-    if (pending && !inbox.hasBuffered) await flush();
-    return inbox.next();
-  };
-  const write = (part: Buffer): Promise<void> => {
-    const first = pending;
-    pending = undefined;
-    return first ? writeAll(to, first, part) : writeAll(to, part);
-  };
-  const flush = (): Promise<void> => {
-    const first = pending;
-    pending = undefined;
-    return first ? writeAll(to, first) : Promise.resolve();
-  };
-  if (framing.kind === "none") {
-    await flush();
-    return true;
-  }
-  if (framing.kind === "length") {
-    let remaining = framing.bytes;
-    while (remaining > 0) {
-      const chunk = await next();
-      if (!chunk) return false;
-      const part = chunk.length > remaining ? chunk.subarray(0, remaining) : chunk;
+  let remaining = framing.kind === "length" ? framing.bytes : 0;
+  const scanner = framing.kind === "chunked" ? new ChunkedScanner() : undefined;
+  const finished = (): boolean => framing.kind === "none" || (framing.kind === "length" && remaining === 0) || scanner?.done === true;
+  const step = (): void => {
+    for (;;) {
+      if (finished()) {
+        const first = pending;
+        pending = undefined;
+        if (!first || writeOrWait(to, first, undefined, () => done(true), fail)) done(true);
+        return;
+      }
+      if (pending && !inbox.hasBuffered) {
+        const first = pending;
+        pending = undefined;
+        if (!writeOrWait(to, first, undefined, step, fail)) return;
+      }
+      const chunk = inbox.take();
+      if (chunk === undefined) return inbox.wait(step);
+      // Nothing is pending here: it went out above before the source could report its end.
+      if (chunk === null) return done(framing.kind === "until-close");
+      let part = chunk;
+      if (framing.kind === "length" && chunk.length > remaining) part = chunk.subarray(0, remaining);
+      if (scanner) {
+        let used: number;
+        try {
+          used = scanner.scan(chunk);
+        } catch (error) {
+          return fail(error as Error);
+        }
+        if (used < chunk.length) part = chunk.subarray(0, used);
+      }
       if (part.length < chunk.length) inbox.unshift(chunk.subarray(part.length));
-      remaining -= part.length;
-      await write(part);
+      remaining -= framing.kind === "length" ? part.length : 0;
+      const first = pending;
+      pending = undefined;
+      if (!(first ? writeOrWait(to, first, part, step, fail) : writeOrWait(to, part, undefined, step, fail))) return;
     }
-    await flush();
-    return true;
-  }
-  if (framing.kind === "chunked") {
-    const scanner = new ChunkedScanner();
-    while (!scanner.done) {
-      const chunk = await next();
-      if (!chunk) return false;
-      const used = scanner.scan(chunk);
-      if (used < chunk.length) inbox.unshift(chunk.subarray(used));
-      await write(used < chunk.length ? chunk.subarray(0, used) : chunk);
-    }
-    return true;
-  }
-  for (let chunk = await next(); chunk; chunk = await next()) await write(chunk);
-  await flush();
-  return true;
+  };
+  step();
+}
+
+/** relayBodyThen as a promise: false when the source closed early. */
+export function relayBody(inbox: SocketInbox, to: net.Socket, framing: BodyFraming, head?: Buffer): Promise<boolean> {
+  return new Promise((resolve, reject) => relayBodyThen(inbox, to, framing, head, resolve, reject));
 }

@@ -7,8 +7,8 @@ import { TunnelError, upstreamEndpoint, type UpstreamConnector } from "../upstre
 import type { Upstream, UpstreamPool } from "../upstream-pool.js";
 import type { UsernameOptions } from "../username-options.js";
 import { authenticate, parseBasic, type ListenerAuth } from "./client-auth.js";
-import { endToEnd, headerValue, parseHead, relayBody, requestFraming, responseFraming, serializeHead, type BodyFraming, type HttpHead } from "./http-message.js";
-import { HeadTooLargeError, readHead, SocketInbox, writeAll } from "./socket-inbox.js";
+import { endToEnd, headerValue, parseHead, relayBody, relayBodyThen, requestFraming, responseFraming, serializeHead, type BodyFraming, type HttpHead } from "./http-message.js";
+import { HeadTooLargeError, readHeadThen, SocketInbox, writeAll, writeOrWait } from "./socket-inbox.js";
 import type { UpstreamConnection, UpstreamConnections } from "./upstream-connections.js";
 
 export interface HttpWireDeps {
@@ -80,20 +80,31 @@ function parseAuthority(authority: string): { host: string; port: number } | und
   return { host, port };
 }
 
-/** Reads a response head, passing 1xx interim answers on to the client except 100 Continue (the listener sends its own). */
-async function readResponseHead(upstream: SocketInbox, client: net.Socket): Promise<HttpHead | null> {
-  for (;;) {
-    const raw = await readHead(upstream, MAX_HEAD_BYTES);
-    if (!raw) return null;
-    const head = parseHead(raw);
-    if (!head || !/^HTTP\/1\.[01]$/.test(head.startLine[0])) throw new UpstreamFailure("proxy_protocol");
-    const status = Number(head.startLine[1]);
-    if (status >= 100 && status < 200 && status !== 101) {
-      if (status !== 100) await writeAll(client, serializeHead(`HTTP/1.1 ${head.startLine[1]} ${head.startLine[2]}`, endToEnd(head)));
-      continue;
+/**
+ * Reads a response head, passing 1xx interim answers on to the client except
+ * 100 Continue (the listener sends its own); `done(null)` when the upstream
+ * closed without a byte.
+ */
+function readResponseHeadThen(upstream: SocketInbox, client: net.Socket, done: (head: HttpHead | null) => void, fail: (error: Error) => void): void {
+  const next = (): void => readHeadThen(upstream, MAX_HEAD_BYTES, onHead, fail);
+  const onHead = (raw: Buffer | null): void => {
+    if (!raw) return done(null);
+    let head: HttpHead | undefined;
+    try {
+      head = parseHead(raw);
+    } catch (error) {
+      return fail(error as Error);
     }
-    return head;
-  }
+    if (!head || !/^HTTP\/1\.[01]$/.test(head.startLine[0])) return fail(new UpstreamFailure("proxy_protocol"));
+    const status = Number(head.startLine[1]);
+    if (status < 100 || status >= 200 || status === 101) return done(head);
+    if (status === 100 || writeOrWait(client, serializeHead(`HTTP/1.1 ${head.startLine[1]} ${head.startLine[2]}`, endToEnd(head)), undefined, next, fail)) next();
+  };
+  next();
+}
+
+function readResponseHead(upstream: SocketInbox, client: net.Socket): Promise<HttpHead | null> {
+  return new Promise((resolve, reject) => readResponseHeadThen(upstream, client, resolve, reject));
 }
 
 /**
@@ -200,64 +211,143 @@ export function handleHttpClient(deps: HttpWireDeps, client: net.Socket): void {
    * Through an HTTP upstream in absolute form over a kept-alive connection.
    * Failover to the next upstream while nothing was sent, and after sending
    * only for an idempotent request without a body that got no byte back.
+   * Written as callbacks, not awaited steps: the common exchange (kept
+   * connection, head out, head back, body relayed) then runs without a promise
+   * per step; the one promise settles when the exchange is over, true when the
+   * client connection may carry another request.
    */
-  const viaHttpUpstream = async (method: string, target: string, headers: [string, string][], framing: BodyFraming, expectContinue: boolean, options: UsernameOptions, clientWantsClose: boolean): Promise<boolean> => {
-    const hasBody = framing.kind !== "none";
-    const repeatable = !hasBody && IDEMPOTENT.has(method);
-    const tried = new Set<number>();
-    let lastFailure: UpstreamFailure | undefined;
-    for (;;) {
-      const upstream = deps.pool.pick(options, tried);
-      if (!upstream) {
-        await respond(client, lastFailure?.status ?? 503, !hasBody && !clientWantsClose);
-        return !hasBody && !clientWantsClose;
-      }
-      tried.add(upstream.proxyId);
-      const auth = basicProxyAuthorization(upstreamEndpoint(deps.protocol, upstream));
-      // The client's own request target, byte for byte (it passed the URL parser above).
-      const head = serializeHead(`${method} ${target} HTTP/1.1`, auth ? [...headers, ["Proxy-Authorization", auth]] : headers);
+  const viaHttpUpstream = (method: string, target: string, headers: [string, string][], framing: BodyFraming, expectContinue: boolean, options: UsernameOptions, clientWantsClose: boolean): Promise<boolean> =>
+    new Promise<boolean>((resolve, reject) => {
+      const hasBody = framing.kind !== "none";
+      const repeatable = !hasBody && IDEMPOTENT.has(method);
+      const tried = new Set<number>();
+      let lastFailure: UpstreamFailure | undefined;
+      // The current attempt.
+      let upstream: Upstream;
+      let head: Buffer;
       let connection: UpstreamConnection | undefined;
+      let reused = false;
+      // A reused connection the upstream closed meanwhile answers nothing: one more connection is tried (kept ones only for repeatable requests).
+      let retried = false;
       let requestSent = false;
       let refused = false;
       let readBefore = 0;
+      let deadline: NodeJS.Timeout | undefined;
+      let timedOut = false;
       // A client that goes away takes its in-flight upstream connection with it.
       const onClientClose = (): void => void connection?.socket.destroy();
-      client.once("close", onClientClose);
-      try {
+
+      const answer = (status: number, keepAlive: boolean): void => void respond(client, status, keepAlive).then(() => resolve(keepAlive), reject);
+
+      const attempt = (): void => {
+        const picked = deps.pool.pick(options, tried);
+        if (!picked) return answer(lastFailure?.status ?? 503, !hasBody && !clientWantsClose);
+        upstream = picked;
+        tried.add(upstream.proxyId);
+        const auth = basicProxyAuthorization(upstreamEndpoint(deps.protocol, upstream));
+        // The client's own request target, byte for byte (it passed the URL parser above).
+        head = serializeHead(`${method} ${target} HTTP/1.1`, auth ? [...headers, ["Proxy-Authorization", auth]] : headers);
+        connection = undefined;
+        retried = false;
+        requestSent = false;
+        refused = false;
+        readBefore = 0;
+        client.once("close", onClientClose);
         checkUpstream(deps.guard, upstream);
-        let response: HttpHead | null = null;
-        let bodyComplete = true;
-        // A reused connection the upstream closed meanwhile answers nothing: one fresh connection is tried.
-        // Only repeatable requests take a kept connection, so only they can meet that case.
-        for (let fresh = false; response === null; fresh = true) {
-          const acquired = await deps.connections.acquire(upstream.ip, upstream.port, deps.upstreamTimeoutMs, !repeatable);
-          connection = acquired.connection;
-          if (client.destroyed) throw new ClientGone("client closed");
-          readBefore = connection.socket.bytesRead;
-          requestSent = true;
-          await writeAll(connection.socket, head);
-          ({ head: response, bodyComplete } = await awaitResponse(inbox, client, connection, framing, expectContinue, deps.responseTimeoutMs));
-          if (response === null) {
-            connection.socket.destroy();
-            if (!acquired.reused || fresh) throw new UpstreamFailure("proxy_unreachable");
-          }
+        connect();
+      };
+
+      const connect = (): void => {
+        const kept = repeatable ? deps.connections.takeIdle(upstream.ip, upstream.port) : undefined;
+        if (kept) return send(kept, true);
+        deps.connections.acquire(upstream.ip, upstream.port, deps.upstreamTimeoutMs, !repeatable).then((acquired) => guarded(() => send(acquired.connection, acquired.reused)), fail);
+      };
+
+      const send = (acquired: UpstreamConnection, wasReused: boolean): void => {
+        connection = acquired;
+        reused = wasReused;
+        if (client.destroyed) return fail(new ClientGone("client closed"));
+        readBefore = acquired.socket.bytesRead;
+        requestSent = true;
+        if (writeOrWait(acquired.socket, head, undefined, awaitHead, fail)) awaitHead();
+      };
+
+      const awaitHead = (): void => {
+        const sent = connection;
+        if (!sent) return fail(new UpstreamFailure("proxy_unreachable"));
+        if (hasBody) {
+          awaitResponse(inbox, client, sent, framing, expectContinue, deps.responseTimeoutMs).then((response) => guarded(() => onHead(response.head, response.bodyComplete)), fail);
+          return;
         }
-        if (!connection) throw new UpstreamFailure("proxy_unreachable");
+        // As in awaitResponse: the deadline bounds the wait, so the client's idle timer is off meanwhile.
+        client.setTimeout(0);
+        timedOut = false;
+        deadline = setTimeout(() => {
+          timedOut = true;
+          sent.socket.destroy();
+        }, deps.responseTimeoutMs);
+        readResponseHeadThen(
+          sent.inbox,
+          client,
+          (response) => {
+            endDeadline();
+            guarded(() => (timedOut ? fail(new UpstreamFailure("response_timeout")) : onHead(response, true)));
+          },
+          (error) => {
+            endDeadline();
+            fail(timedOut ? new UpstreamFailure("response_timeout") : error);
+          },
+        );
+      };
+
+      const endDeadline = (): void => {
+        clearTimeout(deadline);
+        deadline = undefined;
+        if (!client.destroyed) client.setTimeout(CLIENT_IDLE_MS);
+      };
+
+      const onHead = (response: HttpHead | null, bodyComplete: boolean): void => {
+        const sent = connection;
+        if (!sent) return fail(new UpstreamFailure("proxy_unreachable"));
+        if (response === null) {
+          sent.socket.destroy();
+          if (!reused || retried) return fail(new UpstreamFailure("proxy_unreachable"));
+          retried = true;
+          return connect();
+        }
         // The upstream refusing its own credentials is its failure, never the client's 407; it forwarded nothing.
         if (response.startLine[1] === "407") {
           refused = true;
-          throw new UpstreamFailure("proxy_auth_failed");
+          return fail(new UpstreamFailure("proxy_auth_failed"));
         }
         deps.pool.reportSuccess(upstream.proxyId);
-        const outcome = await relayResponse(response, method, connection.inbox, client, clientWantsClose || !bodyComplete);
-        if (outcome.upstreamReusable && bodyComplete) deps.connections.release(upstream.ip, upstream.port, connection);
-        else connection.socket.destroy();
-        return outcome.clientOpen;
-      } catch (error) {
+        const responseFramed = responseFraming(response, method);
+        if (!responseFramed) return fail(new UpstreamFailure("proxy_protocol"));
+        const closeClient = clientWantsClose || !bodyComplete || responseFramed.kind === "until-close";
+        const responseHeaders = endToEnd(response);
+        if (closeClient) responseHeaders.push(["Connection", "close"]);
+        const upstreamCloses = /\bclose\b/i.test(headerValue(response, "connection") ?? "") || response.startLine[0] === "HTTP/1.0";
+        relayBodyThen(
+          sent.inbox,
+          client,
+          responseFramed,
+          serializeHead(`HTTP/1.1 ${response.startLine[1]} ${response.startLine[2]}`, responseHeaders),
+          (complete) => {
+            client.off("close", onClientClose);
+            if (complete && responseFramed.kind !== "until-close" && !upstreamCloses && bodyComplete) deps.connections.release(upstream.ip, upstream.port, sent);
+            else sent.socket.destroy();
+            resolve(complete && !closeClient);
+          },
+          fail,
+        );
+      };
+
+      const fail = (error: unknown): void => {
+        client.off("close", onClientClose);
         connection?.socket.destroy();
         if (client.destroyed || error instanceof ClientGone) {
           client.destroy();
-          return false;
+          return resolve(false);
         }
         const failure = error instanceof UpstreamFailure ? error : new UpstreamFailure("proxy_unreachable");
         lastFailure = failure;
@@ -265,15 +355,27 @@ export function handleHttpClient(deps: HttpWireDeps, client: net.Socket): void {
         deps.onUpstreamFailure?.(failure.reason);
         const answered = connection !== undefined && connection.socket.bytesRead > readBefore;
         const safe = !requestSent || (!hasBody && refused) || (repeatable && !answered);
-        if (!safe || tried.size >= deps.maxAttempts) {
-          await respond(client, failure.status, false);
-          return false;
+        if (!safe || tried.size >= deps.maxAttempts) return answer(failure.status, false);
+        guarded(attempt);
+      };
+
+      /** A step run from a socket event: what it throws is the attempt's failure, never the process's. */
+      const guarded = (step: () => void): void => {
+        try {
+          step();
+        } catch (error) {
+          fail(error);
         }
-      } finally {
-        client.off("close", onClientClose);
+      };
+
+      try {
+        attempt();
+      } catch (error) {
+        // Before any upstream was picked, a throw is no upstream's failure.
+        if (tried.size === 0) reject(error as Error);
+        else fail(error);
       }
-    }
-  };
+    });
 
   /** Through a tunnel (SOCKS upstreams, and https upstreams that only CONNECT), one per request. */
   const viaTunnel = async (method: string, url: URL, headers: [string, string][], framing: BodyFraming, expectContinue: boolean, options: UsernameOptions, clientWantsClose: boolean): Promise<boolean> => {
@@ -308,7 +410,8 @@ export function handleHttpClient(deps: HttpWireDeps, client: net.Socket): void {
     }
   };
 
-  const plain = async (head: HttpHead, options: UsernameOptions): Promise<boolean> => {
+  // Not an async function: the forwarding's own promise is passed on, not wrapped in another.
+  const plain = (head: HttpHead, options: UsernameOptions): Promise<boolean> => {
     const [method, target, version] = head.startLine;
     const connectionHeader = headerValue(head, "connection") ?? "";
     const clientWantsClose = version === "HTTP/1.0" ? !/\bkeep-alive\b/i.test(connectionHeader) : /\bclose\b/i.test(connectionHeader);
@@ -320,14 +423,13 @@ export function handleHttpClient(deps: HttpWireDeps, client: net.Socket): void {
       url = undefined;
     }
     if (!framing || !url || url.protocol !== "http:" || !target.startsWith("http://")) {
-      await respond(client, 400, false);
-      return false;
+      return respond(client, 400, false).then(() => false);
     }
     try {
       deps.guard.checkLiteral(url.hostname.replace(/^\[(.*)\]$/, "$1"));
     } catch {
-      await respond(client, 403, framing.kind === "none" && !clientWantsClose);
-      return framing.kind === "none" && !clientWantsClose;
+      const keep = framing.kind === "none" && !clientWantsClose;
+      return respond(client, 403, keep).then(() => keep);
     }
     deps.onRequest?.("request");
     // The expectation is answered here (awaitResponse), so it is not passed on; HTTP/1.0 clients' is ignored (RFC 9110 10.1.1).
@@ -340,30 +442,46 @@ export function handleHttpClient(deps: HttpWireDeps, client: net.Socket): void {
       : viaTunnel(method, url, headers, framing, sendContinue, options, clientWantsClose);
   };
 
-  const serve = async (): Promise<void> => {
-    for (;;) {
-      let raw: Buffer | null;
-      try {
-        raw = await readHead(inbox, MAX_HEAD_BYTES);
-      } catch (error) {
-        if (error instanceof HeadTooLargeError) await respond(client, 431, false);
-        else client.destroy();
-        return;
-      }
-      if (!raw) return void client.end();
-      const head = parseHead(raw);
-      if (!head) return respond(client, 400, false);
-      const [method, target, version] = head.startLine;
-      if (version !== "HTTP/1.1" && version !== "HTTP/1.0") return respond(client, 505, false);
-      const credentials = parseBasic(headerValue(head, "proxy-authorization"));
-      const options = authenticate(deps.auth, credentials?.username, credentials?.password);
-      if (!options) return respond(client, 407, false, [["Proxy-Authenticate", PROXY_AUTHENTICATE]]);
-      if (method === "CONNECT") return tunnel(target, options);
-      if (!(await plain(head, options))) {
-        if (!client.destroyed) client.end();
-        return;
-      }
+  // The request loop, as callbacks like the exchange: a head already buffered is taken at once.
+  const serve = (): void => readHeadThen(inbox, MAX_HEAD_BYTES, onRequestHead, onHeadFailure);
+  const settle = (done: Promise<void>): void => void done.catch(() => client.destroy());
+  const onHeadFailure = (error: Error): void => {
+    if (error instanceof HeadTooLargeError) settle(respond(client, 431, false));
+    else client.destroy();
+  };
+  // Run from socket events: a throw (a bug of ours) costs this client its connection, never the process.
+  const onRequestHead = (raw: Buffer | null): void => {
+    try {
+      handleHead(raw);
+    } catch {
+      client.destroy();
     }
   };
-  serve().catch(() => client.destroy());
+  const handleHead = (raw: Buffer | null): void => {
+    if (!raw) return void client.end();
+    const head = parseHead(raw);
+    if (!head) return settle(respond(client, 400, false));
+    const [method, target, version] = head.startLine;
+    if (version !== "HTTP/1.1" && version !== "HTTP/1.0") return settle(respond(client, 505, false));
+    const credentials = parseBasic(headerValue(head, "proxy-authorization"));
+    const options = authenticate(deps.auth, credentials?.username, credentials?.password);
+    if (!options) return settle(respond(client, 407, false, [["Proxy-Authenticate", PROXY_AUTHENTICATE]]));
+    if (method === "CONNECT") return settle(tunnel(target, options));
+    plain(head, options).then(
+      (open) => {
+        if (!open) return void (client.destroyed || client.end());
+        try {
+          serve();
+        } catch {
+          client.destroy();
+        }
+      },
+      () => client.destroy(),
+    );
+  };
+  try {
+    serve();
+  } catch {
+    client.destroy();
+  }
 }

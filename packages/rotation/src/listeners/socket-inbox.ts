@@ -20,24 +20,32 @@ export class SocketInbox {
   private readonly onData = (chunk: Buffer): void => {
     this.chunks.push(chunk);
     this.socket.pause();
-    this.wake?.();
+    this.wakeUp();
   };
 
   private readonly onEnd = (): void => {
     this.ended = true;
-    this.wake?.();
+    this.wakeUp();
   };
 
-  /** The next chunk, or null once the peer ended or the socket closed. */
-  async next(): Promise<Buffer | null> {
-    for (;;) {
-      const chunk = this.chunks.shift();
-      if (chunk) return chunk;
-      if (this.ended) return null;
-      this.socket.resume();
-      await new Promise<void>((resolve) => (this.wake = resolve));
-      this.wake = undefined;
-    }
+  /** Once per wait: a waiting callback may wait again from inside itself. */
+  private wakeUp(): void {
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.();
+  }
+
+  /** The next chunk when one is buffered, null once the peer ended or the socket closed, undefined when none came yet (then `wait`). */
+  take(): Buffer | null | undefined {
+    const chunk = this.chunks.shift();
+    if (chunk) return chunk;
+    return this.ended ? null : undefined;
+  }
+
+  /** Reads on and calls `wake` once, when a chunk arrives or the peer ends; after `take` gave undefined. */
+  wait(wake: () => void): void {
+    this.socket.resume();
+    this.wake = wake;
   }
 
   unshift(chunk: Buffer): void {
@@ -65,27 +73,32 @@ export class SocketInbox {
 }
 
 const HEAD_END = Buffer.from("\r\n\r\n");
+const EMPTY = Buffer.alloc(0);
 
 export class HeadTooLargeError extends Error {}
 
-/** Reads up to the blank line; null when the peer closed before any byte of a head. */
-export async function readHead(inbox: SocketInbox, maxBytes: number): Promise<Buffer | null> {
-  let head: Buffer = Buffer.alloc(0);
-  for (;;) {
-    const chunk = await inbox.next();
-    if (!chunk) {
-      if (head.length === 0) return null;
-      throw new Error("connection closed inside a message head");
+/**
+ * Reads up to the blank line and calls `done` with the head (null when the peer
+ * closed before any byte of one), or `fail`; synchronously when it is buffered.
+ */
+export function readHeadThen(inbox: SocketInbox, maxBytes: number, done: (head: Buffer | null) => void, fail: (error: Error) => void): void {
+  let head: Buffer = EMPTY;
+  const step = (): void => {
+    for (;;) {
+      const chunk = inbox.take();
+      if (chunk === undefined) return inbox.wait(step);
+      if (chunk === null) return head.length === 0 ? done(null) : fail(new Error("connection closed inside a message head"));
+      const searchFrom = Math.max(0, head.length - 3);
+      head = head.length === 0 ? chunk : Buffer.concat([head, chunk]);
+      const end = head.indexOf(HEAD_END, searchFrom);
+      if (end !== -1) {
+        inbox.unshift(head.subarray(end + HEAD_END.length));
+        return done(head.subarray(0, end));
+      }
+      if (head.length > maxBytes) return fail(new HeadTooLargeError("message head too large"));
     }
-    const searchFrom = Math.max(0, head.length - 3);
-    head = head.length === 0 ? chunk : Buffer.concat([head, chunk]);
-    const end = head.indexOf(HEAD_END, searchFrom);
-    if (end !== -1) {
-      inbox.unshift(head.subarray(end + HEAD_END.length));
-      return head.subarray(0, end);
-    }
-    if (head.length > maxBytes) throw new HeadTooLargeError("message head too large");
-  }
+  };
+  step();
 }
 
 const WRITTEN = Promise.resolve();
@@ -119,4 +132,22 @@ export function writeAll(socket: net.Socket, data: Buffer | string, more?: Buffe
     socket.once("drain", done);
     socket.once("close", closed);
   });
+}
+
+/**
+ * writeAll for callback code: true when the socket took the data at once (go on
+ * synchronously); otherwise `resume` follows its 'drain', or `fail`.
+ */
+export function writeOrWait(socket: net.Socket, data: Buffer | string, more: Buffer | undefined, resume: () => void, fail: (error: Error) => void): boolean {
+  const written = writeAll(socket, data, more);
+  if (written === WRITTEN) return true;
+  written.then(() => {
+    // `resume` runs outside the caller's stack: what it throws is its failure, not an unhandled rejection.
+    try {
+      resume();
+    } catch (error) {
+      fail(error as Error);
+    }
+  }, fail);
+  return false;
 }

@@ -44,11 +44,8 @@ export class UpstreamConnections {
    * `fresh` skips idle ones: a request with a body cannot be sent again if a kept connection was closed meanwhile.
    */
   async acquire(ip: string, port: number, timeoutMs: number, fresh = false): Promise<{ connection: UpstreamConnection; reused: boolean }> {
-    const list = fresh ? undefined : this.idle.get(`${ip}:${port}`);
-    for (let kept = list?.pop(); kept; kept = list?.pop()) {
-      if (kept.inbox.idle) return { connection: { socket: kept.socket, inbox: kept.inbox }, reused: true };
-      kept.socket.destroy();
-    }
+    const kept = fresh ? undefined : this.takeIdle(ip, port);
+    if (kept) return { connection: kept, reused: true };
     const socket = net.connect({ host: ip, port, noDelay: true });
     this.options.track(socket);
     await new Promise<void>((resolve, reject) => {
@@ -69,6 +66,16 @@ export class UpstreamConnections {
     });
     socket.on("error", () => socket.destroy());
     return { connection: { socket, inbox: new SocketInbox(socket) }, reused: false };
+  }
+
+  /** An idle kept-alive connection to `ip:port` when one is left (those the upstream closed meanwhile are dropped). */
+  takeIdle(ip: string, port: number): UpstreamConnection | undefined {
+    const list = this.idle.get(`${ip}:${port}`);
+    for (let kept = list?.pop(); kept; kept = list?.pop()) {
+      if (kept.inbox.idle) return { socket: kept.socket, inbox: kept.inbox };
+      kept.socket.destroy();
+    }
+    return undefined;
   }
 
   release(ip: string, port: number, connection: UpstreamConnection): void {
