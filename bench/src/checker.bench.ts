@@ -14,7 +14,8 @@ import type { CheckerSide, SideMessage, SideRequest, SideResult, SideRun } from 
 import { forkIpcChild, type IpcChild } from "./child-process.js";
 import { createBenchDatabase } from "./bench-database.js";
 import { deleteKeys } from "./redis-keys.js";
-import { cpuTimes, postgresCpuBetween, postgresCpuMs, stolenShare } from "./host.js";
+import { cpuTimes, postgresCpuBetween, postgresCpuMs } from "./host.js";
+import { finishReport, load, out, runPart, type Verdict } from "./report.js";
 import type { FarmEndpoint, FarmMessage, FarmRequest } from "./proxy-farm.process.js";
 
 /**
@@ -44,22 +45,13 @@ const SIDE_LABELS: Record<CheckerSide, string> = {
 const MAX_QUEUED_BATCHES = 16;
 const BATCH_SIZE = 250;
 
-const out = (line = ""): void => {
-  process.stdout.write(`${line}\n`);
-};
 const median = (values: readonly number[]): number => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 };
-const load = (): string => os.loadavg().map((n) => n.toFixed(2)).join(" ");
 const kib = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KiB`;
 const signedKib = (bytes: number): string => `${bytes >= 0 ? "+" : ""}${kib(bytes)}`;
 
-interface Verdict {
-  target: string;
-  measured: string;
-  pass: boolean;
-}
 
 interface Farm {
   alive: FarmEndpoint[];
@@ -375,22 +367,7 @@ async function main(config: CheckerBenchConfig): Promise<number> {
     await database.close();
     await benchDatabase.drop();
   }
-  out();
-  out(`Targets${config.smoke ? " (smoke run: sizes too small to judge, informational)" : ""}:`);
-  for (const v of verdicts) out(`  ${v.pass ? "PASS" : "FAIL"}  ${v.target.padEnd(56)} ${v.measured}`);
-  for (const problem of problems) out(`  ERROR ${problem}`);
-  out();
-  out(`finished in ${((Date.now() - started) / 1000).toFixed(1)} s, load average ${load()}; CPU taken by the hypervisor for other guests (steal): ${stolenShare(steal, cpuTimes())}`);
-  if (problems.length > 0) return 1;
-  return !config.smoke && verdicts.some((v) => !v.pass) ? 1 : 0;
+  return finishReport({ verdicts, problems, smoke: config.smoke, smokeReason: "sizes too small to judge", targetWidth: 56, startedAt: started, steal });
 }
 
-main(checkerBenchConfigFromProcess()).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    process.stderr.write(`checker benchmark failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exitCode = 1;
-  },
-);
+runPart("checker", () => main(checkerBenchConfigFromProcess()));

@@ -11,7 +11,8 @@ import { createDatabase } from "@roost/db";
 import { freePort, startTinyproxy, waitFor, type ProxyPeer } from "@roost/testkit";
 import { createBenchDatabase } from "./bench-database.js";
 import { forkIpcChild, type IpcChild } from "./child-process.js";
-import { cpuTimes, stolenShare } from "./host.js";
+import { cpuTimes } from "./host.js";
+import { finishReport, load, out, runPart, type Verdict } from "./report.js";
 import { KeepAliveGetClient, mergeSamples, percentile, runLoad, runPaced, type Samples } from "./load.js";
 import { startNginxUpstream, type NginxUpstream } from "./nginx-upstream.js";
 import { deleteKeys } from "./redis-keys.js";
@@ -52,14 +53,10 @@ type TransferSide = "tinyproxy" | "roost";
 const TRANSFER_SIDES: readonly TransferSide[] = ["tinyproxy", "roost"];
 const TRANSFER_LABELS: Record<TransferSide, string> = { tinyproxy: "tinyproxy alone", roost: "Roost -> tinyproxy" };
 
-const out = (line = ""): void => {
-  process.stdout.write(`${line}\n`);
-};
 const median = (values: readonly number[]): number => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 };
-const load = (): string => os.loadavg().map((n) => n.toFixed(2)).join(" ");
 const ms = (value: number): string => (Number.isNaN(value) ? "n/a" : `${value.toFixed(2)} ms`);
 const rotated = <T>(items: readonly T[], by: number): T[] => items.map((_, i) => items[(i + by) % items.length]).filter((item): item is T => item !== undefined);
 
@@ -70,11 +67,6 @@ function rssBytes(pid: number): number {
   return Number(kb) * 1024;
 }
 
-interface Verdict {
-  target: string;
-  measured: string;
-  pass: boolean;
-}
 
 interface Helper {
   port: number;
@@ -453,22 +445,7 @@ async function main(config: RotatorBenchConfig): Promise<number> {
     await deleteKeys(config.redisUrl, prefix);
     await rm(dataDir, { recursive: true, force: true });
   }
-  out();
-  out(`Targets${config.smoke ? " (smoke run: too short to judge, informational)" : ""}:`);
-  for (const v of verdicts) out(`  ${v.pass ? "PASS" : "FAIL"}  ${v.target.padEnd(72)} ${v.measured}`);
-  for (const problem of problems) out(`  ERROR ${problem}`);
-  out();
-  out(`finished in ${((Date.now() - startedAt) / 1000).toFixed(1)} s, load average ${load()}; CPU taken by the hypervisor for other guests (steal): ${stolenShare(steal, cpuTimes())}`);
-  if (problems.length > 0) return 1;
-  return !config.smoke && verdicts.some((v) => !v.pass) ? 1 : 0;
+  return finishReport({ verdicts, problems, smoke: config.smoke, smokeReason: "too short to judge", targetWidth: 72, startedAt: startedAt, steal });
 }
 
-main(rotatorBenchConfigFromProcess()).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    process.stderr.write(`rotator benchmark failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exitCode = 1;
-  },
-);
+runPart("rotator", () => main(rotatorBenchConfigFromProcess()));

@@ -3,7 +3,8 @@ import os from "node:os";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { extractProxyLines } from "@roost/scraping";
-import { cpuTimes, stolenShare } from "./host.js";
+import { cpuTimes } from "./host.js";
+import { finishReport, load, out, runPart, type Verdict } from "./report.js";
 
 /**
  * `npm run bench -- --part=scraper`: the scraper's extraction (`extractProxyLines`, as a fetched body
@@ -31,18 +32,10 @@ function configFrom(argv: readonly string[], env: Record<string, string | undefi
   return { smoke, bodyBytes: smoke ? 64 * 1024 : 5 * 1024 * 1024, passes: smoke ? 2 : 5, runs: 3 };
 }
 
-const out = (line = ""): void => {
-  process.stdout.write(`${line}\n`);
-};
 const median = (values: readonly number[]): number => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 };
-const load = (): string =>
-  os
-    .loadavg()
-    .map((n) => n.toFixed(2))
-    .join(" ");
 const int = (n: number): string => Math.round(n).toLocaleString("en");
 const mb = (bytes: number): string => `${(bytes / 1e6).toFixed(1)} MB`;
 
@@ -232,11 +225,6 @@ interface Input {
   reference: RegExp;
 }
 
-interface Verdict {
-  target: string;
-  measured: string;
-  pass: boolean;
-}
 
 function runInput(config: ScraperBenchConfig, input: Input, verdicts: Verdict[], problems: string[]): void {
   const sides: Record<Side, () => number> = {
@@ -331,19 +319,7 @@ function main(config: ScraperBenchConfig): number {
     out();
     runInput(config, input, verdicts, problems);
   }
-  out();
-  out(`Targets${config.smoke ? " (smoke run: bodies too small to judge, informational)" : ""}:`);
-  for (const v of verdicts) out(`  ${v.pass ? "PASS" : "FAIL"}  ${v.target.padEnd(56)} ${v.measured}`);
-  for (const problem of problems) out(`  ERROR ${problem}`);
-  out();
-  out(`finished in ${((Date.now() - started) / 1000).toFixed(1)} s, load average ${load()}; CPU taken by the hypervisor for other guests (steal): ${stolenShare(steal, cpuTimes())}`);
-  if (problems.length > 0) return 1;
-  return !config.smoke && verdicts.some((v) => !v.pass) ? 1 : 0;
+  return finishReport({ verdicts, problems, smoke: config.smoke, smokeReason: "bodies too small to judge", targetWidth: 56, startedAt: started, steal });
 }
 
-try {
-  process.exitCode = main(configFrom(process.argv.slice(2), process.env));
-} catch (error: unknown) {
-  process.stderr.write(`scraper benchmark failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  process.exitCode = 1;
-}
+runPart("scraper", () => main(configFrom(process.argv.slice(2), process.env)));
