@@ -1,4 +1,4 @@
-import { ChunkedScanner, endToEnd, parseHead, requestFraming, responseFraming } from "./http-message.js";
+import { ChunkedScanner, clientResponseHead, endToEnd, headerValue, parseHead, requestFraming, responseFraming, responseHeadFraming, scanResponseHead, serializeHead } from "./http-message.js";
 
 const head = (text: string) => {
   const parsed = parseHead(Buffer.from(text, "latin1"));
@@ -40,6 +40,71 @@ describe("HTTP message heads", () => {
     expect(kept).toEqual([["Transfer-Encoding", "chunked"], ["Accept", "*/*"]]);
   });
 });
+
+describe("response heads passed on as byte ranges", () => {
+  const scan = (text: string) => scanResponseHead(Buffer.from(text, "latin1"));
+  const client = (text: string, close: boolean) => {
+    const scanned = scan(text);
+    if (!scanned) throw new Error("unscanned");
+    return clientResponseHead(scanned, close).toString("latin1");
+  };
+
+  it("copies the upstream's lines without the hop-by-hop ones, framing kept", () => {
+    const text = "HTTP/1.1 200 OK\r\nServer: nginx\r\nConnection: keep-alive\r\nContent-Length: 5\r\nKeep-Alive: timeout=5\r\nProxy-Authenticate: Basic\r\nTransfer-Encoding: chunked\r\nETag: \"x\"\r\nUpgrade: h2c";
+    expect(scan(text)?.parsed).toBeUndefined();
+    expect(client(text, false)).toBe('HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\nETag: "x"\r\n\r\n');
+    expect(client(text, true)).toBe('HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\nETag: "x"\r\nConnection: close\r\n\r\n');
+    expect(client("HTTP/1.1 204 No Content", false)).toBe("HTTP/1.1 204 No Content\r\n\r\n");
+    expect(scan("HTTP/1.1 200 OK\r\nConnection: close")?.connection).toBe("close");
+  });
+
+  it("refuses repeated framing headers and folded or nameless lines as before", () => {
+    expect(responseHeadFraming(scan("HTTP/1.1 200 OK\r\nContent-Length: 5\r\ncontent-length: 5") ?? fail(), "GET")).toBeUndefined();
+    expect(responseHeadFraming(scan("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked") ?? fail(), "GET")).toBeUndefined();
+    expect(responseHeadFraming(scan("HTTP/1.1 200 OK\r\nContent-Length:  5 \r\nContent-Length: 5") ?? fail(), "GET")).toBeUndefined();
+    expect(responseHeadFraming(scan("HTTP/1.1 200 OK\r\nContent-Length: 5") ?? fail(), "GET")).toEqual({ kind: "length", bytes: 5 });
+    expect(scan("HTTP/1.1 200 OK\r\nX-A: b\r\n folded")).toBeUndefined();
+    expect(scan("HTTP/1.1 200 OK\r\nX-A: b\r\n\tfolded")).toBeUndefined();
+    expect(scan("HTTP/1.1 200 OK\r\n: nameless")).toBeUndefined();
+    expect(scan("HTTP/1.1 200 OK\r\nno colon")).toBeUndefined();
+  });
+
+  // The old path: a header list, endToEnd and serializeHead. Every head must come out byte for byte the same.
+  const heads = [
+    "HTTP/1.1 200 OK\r\nServer: nginx\r\nConnection: keep-alive\r\nContent-Length: 5",
+    "HTTP/1.1 200 OK\r\nX-A:b\r\nX-B:   c  \r\nX-C:\r\nX-D: \r\nConnection:keep-alive",
+    "HTTP/1.1 200 OK\r\nX-A : b\r\nX-B: c\t\r\nX-C: \u00a0d",
+    "HTTP/1.0 200 OK\r\nContent-Length: 2\r\nConnection: close",
+    "HTTP/1.1 200\r\nContent-Length: 2",
+    "HTTP/1.1 103 Early Hints\r\nLink: </a>; rel=preload\r\nConnection: keep-alive",
+    "HTTP/1.1 200 OK\r\nConnection: X-Secret, close\r\nX-Secret: 1\r\nContent-Length: 0",
+    "HTTP/1.1 200 OK\r\nConnection: transfer-encoding, keep-alive,\r\nTransfer-Encoding: chunked\r\nclose: x",
+    "HTTP/1.1 200 OK\r\nKeep-Alive: timeout=5\r\nConnection: keep-alive",
+    "HTTP/1.1 200 OK\r\nconnection: Keep-Alive\r\nCONNECTION: close\r\nTE: x\r\nTrailer: y\r\nProxy-Connection: z\r\nPragma: no-cache\r\nUser: u",
+    "HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=x\r\nContent-Length: 0",
+    "HTTP/1.1 304 Not Modified\r\nContent-Length: 5\r\nContent-Length: 6",
+    "HTTP/1.1 200 OK  spaced reason \r\nA: b\r",
+  ];
+
+  it.each(heads)("matches the parsed path for %j", (text) => {
+    const raw = Buffer.from(text, "latin1");
+    const parsed = parseHead(raw);
+    const scanned = scanResponseHead(raw);
+    if (!parsed || !scanned) throw new Error("unparsed");
+    expect([scanned.version, scanned.status, scanned.reason]).toEqual(parsed.startLine);
+    expect(scanned.connection).toBe(headerValue(parsed, "connection"));
+    for (const method of ["GET", "HEAD"]) expect(responseHeadFraming(scanned, method)).toEqual(responseFraming(parsed, method));
+    for (const close of [false, true]) {
+      const headers = endToEnd(parsed);
+      if (close) headers.push(["Connection", "close"]);
+      expect(clientResponseHead(scanned, close).toString("latin1")).toBe(serializeHead(`HTTP/1.1 ${parsed.startLine[1]} ${parsed.startLine[2]}`, headers).toString("latin1"));
+    }
+  });
+});
+
+function fail(): never {
+  throw new Error("unscanned");
+}
 
 describe("ChunkedScanner", () => {
   const body = "4\r\nWiki\r\n5;name=v\r\npedia\r\n0\r\nTrailer: x\r\n\r\n";

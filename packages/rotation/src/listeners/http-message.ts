@@ -87,14 +87,132 @@ export function requestFraming(head: HttpHead): BodyFraming | undefined {
 
 /** Response body framing: none for HEAD, 1xx, 204 and 304; else like a request, or until close. */
 export function responseFraming(head: HttpHead, requestMethod: string): BodyFraming | undefined {
-  const status = Number(head.startLine[1]);
+  return framingOf(head.startLine[1], requestMethod, framingHeader(head, "transfer-encoding"), framingHeader(head, "content-length"));
+}
+
+function framingOf(statusText: string, requestMethod: string, te: string | undefined | null, cl: string | undefined | null): BodyFraming | undefined {
+  const status = Number(statusText);
   if (requestMethod === "HEAD" || (status >= 100 && status < 200) || status === 204 || status === 304) return { kind: "none" };
-  const te = framingHeader(head, "transfer-encoding");
-  const cl = framingHeader(head, "content-length");
   if (te === null || cl === null) return undefined;
   if (te !== undefined) return te.toLowerCase().endsWith("chunked") ? { kind: "chunked" } : { kind: "until-close" };
   if (cl === undefined) return { kind: "until-close" };
   return /^\d{1,15}$/.test(cl) ? { kind: "length", bytes: Number(cl) } : undefined;
+}
+
+/**
+ * A response head as the relay needs it. Most heads are read by `scanResponseHead`
+ * without a header list: their lines are already in the form the relay would
+ * write, so the client's copy is the upstream's bytes minus the hop-by-hop lines.
+ * Any other head (1xx, HTTP/1.0, odd whitespace, Connection naming other fields)
+ * is parsed and rebuilt as before (`parsed`).
+ */
+export interface ResponseHead {
+  version: string;
+  status: string;
+  reason: string;
+  /** The first Connection value. */
+  connection: string | undefined;
+  /** Undefined when absent, null when repeated. */
+  transferEncoding: string | undefined | null;
+  contentLength: string | undefined | null;
+  parsed: HttpHead | undefined;
+  raw: Buffer;
+  /** Byte ranges of `raw` left out of the client's copy, as start, end pairs in order. */
+  dropped: number[];
+}
+
+const isSpace = (code: number): boolean => code === 32 || (code >= 9 && code <= 13) || code === 160;
+
+/** Reads a response head; undefined when it is malformed (as parseHead). */
+export function scanResponseHead(raw: Buffer): ResponseHead | undefined {
+  const scanned = scanCanonical(raw);
+  if (scanned) return scanned;
+  const head = parseHead(raw);
+  if (!head) return undefined;
+  const [version, status, reason] = head.startLine;
+  const connection = headerValue(head, "connection");
+  return { version, status, reason, connection, transferEncoding: framingHeader(head, "transfer-encoding"), contentLength: framingHeader(head, "content-length"), parsed: head, raw, dropped: [] };
+}
+
+/**
+ * The byte-range read: an HTTP/1.1 head, not 1xx, whose every line is "Name: value"
+ * exactly as parseHead + serializeHead would write it (a name and value without
+ * surrounding whitespace, one space after the colon). Undefined for anything else.
+ */
+function scanCanonical(raw: Buffer): ResponseHead | undefined {
+  const text = raw.toString("latin1");
+  const length = text.length;
+  let lineEnd = text.indexOf("\r\n");
+  if (lineEnd === -1) lineEnd = length;
+  const firstSpace = text.indexOf(" ");
+  const secondSpace = text.indexOf(" ", firstSpace + 1);
+  if (firstSpace !== 8 || secondSpace === -1 || secondSpace >= lineEnd || !text.startsWith("HTTP/1.1") || text.charCodeAt(9) === 0x31) return undefined;
+  let connection: string | undefined;
+  let transferEncoding: string | undefined | null;
+  let contentLength: string | undefined | null;
+  const dropped: number[] = [];
+  let start = lineEnd + 2;
+  while (start < length) {
+    let end = text.indexOf("\r\n", start);
+    if (end === -1) end = length;
+    const colon = text.indexOf(":", start);
+    if (colon <= start || colon >= end || text.charCodeAt(colon + 1) !== 32) return undefined;
+    const first = text.charCodeAt(start);
+    if (isSpace(first) || isSpace(text.charCodeAt(colon - 1)) || (end > colon + 2 && (isSpace(text.charCodeAt(colon + 2)) || isSpace(text.charCodeAt(end - 1))))) return undefined;
+    // Only names starting with c, k, p, t or u are framing or hop-by-hop ones.
+    const lower = first | 0x20;
+    if (lower === 0x63 || lower === 0x6b || lower === 0x70 || lower === 0x74 || lower === 0x75) {
+      const name = text.slice(start, colon).toLowerCase();
+      if (name === "content-length") contentLength = contentLength === undefined ? text.slice(colon + 2, end) : null;
+      else if (name === "transfer-encoding") transferEncoding = transferEncoding === undefined ? text.slice(colon + 2, end) : null;
+      else if (name === "close") return undefined;
+      else if (HOP_BY_HOP.has(name)) {
+        if (name === "connection") {
+          const value = text.slice(colon + 2, end);
+          connection ??= value;
+          for (const token of value.split(",")) {
+            const field = token.trim().toLowerCase();
+            // A field Connection names besides these needs the parsed path.
+            if (field !== "" && field !== "close" && field !== "transfer-encoding" && !HOP_BY_HOP.has(field)) return undefined;
+          }
+        }
+        // Each line goes with the CRLF before it (the head's last line has none after it).
+        dropped.push(start - 2, end);
+      }
+    }
+    start = end + 2;
+  }
+  return { version: "HTTP/1.1", status: text.slice(firstSpace + 1, secondSpace), reason: text.slice(secondSpace + 1, lineEnd), connection, transferEncoding, contentLength, parsed: undefined, raw, dropped };
+}
+
+export function responseHeadFraming(head: ResponseHead, requestMethod: string): BodyFraming | undefined {
+  return framingOf(head.status, requestMethod, head.transferEncoding, head.contentLength);
+}
+
+const HEAD_TAIL = Buffer.from("\r\n\r\n", "latin1");
+const HEAD_TAIL_CLOSE = Buffer.from("\r\nConnection: close\r\n\r\n", "latin1");
+
+/** The head the client gets: HTTP/1.1, end-to-end fields only, and `Connection: close` when `close`. */
+export function clientResponseHead(head: ResponseHead, close: boolean): Buffer {
+  if (head.parsed) {
+    const headers = endToEnd(head.parsed);
+    if (close) headers.push(["Connection", "close"]);
+    return serializeHead(`HTTP/1.1 ${head.status} ${head.reason}`, headers);
+  }
+  const { raw, dropped } = head;
+  const tail = close ? HEAD_TAIL_CLOSE : HEAD_TAIL;
+  let size = raw.length + tail.length;
+  for (let i = 0; i < dropped.length; i += 2) size -= (dropped[i + 1] ?? 0) - (dropped[i] ?? 0);
+  const out = Buffer.allocUnsafe(size);
+  let from = 0;
+  let at = 0;
+  for (let i = 0; i < dropped.length; i += 2) {
+    at += raw.copy(out, at, from, dropped[i]);
+    from = dropped[i + 1] ?? raw.length;
+  }
+  at += raw.copy(out, at, from);
+  tail.copy(out, at);
+  return out;
 }
 
 /** Finds where a chunked body ends, chunk by chunk, without decoding it. */

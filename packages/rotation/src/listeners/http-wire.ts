@@ -7,7 +7,7 @@ import { TunnelError, upstreamEndpoint, type UpstreamConnector } from "../upstre
 import type { Upstream, UpstreamPool } from "../upstream-pool.js";
 import type { UsernameOptions } from "../username-options.js";
 import { authenticate, parseBasic, type ListenerAuth } from "./client-auth.js";
-import { endToEnd, headerValue, parseHead, relayBody, relayBodyThen, requestFraming, responseFraming, serializeHead, type BodyFraming, type HttpHead } from "./http-message.js";
+import { clientResponseHead, endToEnd, headerValue, parseHead, relayBody, relayBodyThen, requestFraming, responseHeadFraming, scanResponseHead, serializeHead, type BodyFraming, type HttpHead, type ResponseHead } from "./http-message.js";
 import { HeadTooLargeError, readHeadThen, SocketInbox, writeAll, writeOrWait } from "./socket-inbox.js";
 import type { UpstreamConnection, UpstreamConnections } from "./upstream-connections.js";
 
@@ -85,25 +85,25 @@ function parseAuthority(authority: string): { host: string; port: number } | und
  * 100 Continue (the listener sends its own); `done(null)` when the upstream
  * closed without a byte.
  */
-function readResponseHeadThen(upstream: SocketInbox, client: net.Socket, done: (head: HttpHead | null) => void, fail: (error: Error) => void): void {
+function readResponseHeadThen(upstream: SocketInbox, client: net.Socket, done: (head: ResponseHead | null) => void, fail: (error: Error) => void): void {
   const next = (): void => readHeadThen(upstream, MAX_HEAD_BYTES, onHead, fail);
   const onHead = (raw: Buffer | null): void => {
     if (!raw) return done(null);
-    let head: HttpHead | undefined;
+    let head: ResponseHead | undefined;
     try {
-      head = parseHead(raw);
+      head = scanResponseHead(raw);
     } catch (error) {
       return fail(error as Error);
     }
-    if (!head || !/^HTTP\/1\.[01]$/.test(head.startLine[0])) return fail(new UpstreamFailure("proxy_protocol"));
-    const status = Number(head.startLine[1]);
+    if (!head || !/^HTTP\/1\.[01]$/.test(head.version)) return fail(new UpstreamFailure("proxy_protocol"));
+    const status = Number(head.status);
     if (status < 100 || status >= 200 || status === 101) return done(head);
-    if (status === 100 || writeOrWait(client, serializeHead(`HTTP/1.1 ${head.startLine[1]} ${head.startLine[2]}`, endToEnd(head)), undefined, next, fail)) next();
+    if (status === 100 || writeOrWait(client, clientResponseHead(head, false), undefined, next, fail)) next();
   };
   next();
 }
 
-function readResponseHead(upstream: SocketInbox, client: net.Socket): Promise<HttpHead | null> {
+function readResponseHead(upstream: SocketInbox, client: net.Socket): Promise<ResponseHead | null> {
   return new Promise((resolve, reject) => readResponseHeadThen(upstream, client, resolve, reject));
 }
 
@@ -124,7 +124,7 @@ async function awaitResponse(
   framing: BodyFraming,
   expectContinue: boolean,
   timeoutMs: number,
-): Promise<{ head: HttpHead | null; bodyComplete: boolean }> {
+): Promise<{ head: ResponseHead | null; bodyComplete: boolean }> {
   let timedOut = false;
   let timer: NodeJS.Timeout | undefined;
   const pending = readResponseHead(upstream.inbox, client);
@@ -160,14 +160,12 @@ async function awaitResponse(
 }
 
 /** Sends the response head and body to the client; true when both sides may carry another message. */
-async function relayResponse(head: HttpHead, method: string, from: SocketInbox, client: net.Socket, clientWantsClose: boolean): Promise<{ clientOpen: boolean; upstreamReusable: boolean }> {
-  const framing = responseFraming(head, method);
+async function relayResponse(head: ResponseHead, method: string, from: SocketInbox, client: net.Socket, clientWantsClose: boolean): Promise<{ clientOpen: boolean; upstreamReusable: boolean }> {
+  const framing = responseHeadFraming(head, method);
   if (!framing) throw new UpstreamFailure("proxy_protocol");
   const closeClient = clientWantsClose || framing.kind === "until-close";
-  const headers = endToEnd(head);
-  if (closeClient) headers.push(["Connection", "close"]);
-  const complete = await relayBody(from, client, framing, serializeHead(`HTTP/1.1 ${head.startLine[1]} ${head.startLine[2]}`, headers));
-  const upstreamCloses = /\bclose\b/i.test(headerValue(head, "connection") ?? "") || head.startLine[0] === "HTTP/1.0";
+  const complete = await relayBody(from, client, framing, clientResponseHead(head, closeClient));
+  const upstreamCloses = /\bclose\b/i.test(head.connection ?? "") || head.version === "HTTP/1.0";
   return { clientOpen: complete && !closeClient, upstreamReusable: complete && framing.kind !== "until-close" && !upstreamCloses };
 }
 
@@ -306,7 +304,7 @@ export function handleHttpClient(deps: HttpWireDeps, client: net.Socket): void {
         if (!client.destroyed) client.setTimeout(CLIENT_IDLE_MS);
       };
 
-      const onHead = (response: HttpHead | null, bodyComplete: boolean): void => {
+      const onHead = (response: ResponseHead | null, bodyComplete: boolean): void => {
         const sent = connection;
         if (!sent) return fail(new UpstreamFailure("proxy_unreachable"));
         if (response === null) {
@@ -316,22 +314,20 @@ export function handleHttpClient(deps: HttpWireDeps, client: net.Socket): void {
           return connect();
         }
         // The upstream refusing its own credentials is its failure, never the client's 407; it forwarded nothing.
-        if (response.startLine[1] === "407") {
+        if (response.status === "407") {
           refused = true;
           return fail(new UpstreamFailure("proxy_auth_failed"));
         }
         deps.pool.reportSuccess(upstream.proxyId);
-        const responseFramed = responseFraming(response, method);
+        const responseFramed = responseHeadFraming(response, method);
         if (!responseFramed) return fail(new UpstreamFailure("proxy_protocol"));
         const closeClient = clientWantsClose || !bodyComplete || responseFramed.kind === "until-close";
-        const responseHeaders = endToEnd(response);
-        if (closeClient) responseHeaders.push(["Connection", "close"]);
-        const upstreamCloses = /\bclose\b/i.test(headerValue(response, "connection") ?? "") || response.startLine[0] === "HTTP/1.0";
+        const upstreamCloses = /\bclose\b/i.test(response.connection ?? "") || response.version === "HTTP/1.0";
         relayBodyThen(
           sent.inbox,
           client,
           responseFramed,
-          serializeHead(`HTTP/1.1 ${response.startLine[1]} ${response.startLine[2]}`, responseHeaders),
+          clientResponseHead(response, closeClient),
           (complete) => {
             client.off("close", onClientClose);
             if (complete && responseFramed.kind !== "until-close" && !upstreamCloses && bodyComplete) deps.connections.release(upstream.ip, upstream.port, sent);
