@@ -62,12 +62,20 @@ function v8FlagsMode(argv: readonly string[], env: Record<string, string | undef
   return mode;
 }
 
-export function benchConfigFrom(argv: readonly string[], env: Record<string, string | undefined>): BenchConfig {
-  const smoke = argv.includes("--smoke") || env.BENCH_SMOKE === "1" || env.BENCH_SMOKE === "true";
+/** What every part reads alike: smoke mode and the servers' admin URLs. */
+export function commonBenchConfig(argv: readonly string[], env: Record<string, string | undefined>): { smoke: boolean; adminDatabaseUrl: string; redisUrl: string } {
   return {
-    smoke,
+    smoke: argv.includes("--smoke") || env.BENCH_SMOKE === "1" || env.BENCH_SMOKE === "true",
     adminDatabaseUrl: env.BENCH_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres",
     redisUrl: env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379",
+  };
+}
+
+export function benchConfigFrom(argv: readonly string[], env: Record<string, string | undefined>): BenchConfig {
+  const common = commonBenchConfig(argv, env);
+  const { smoke } = common;
+  return {
+    ...common,
     proxies: smoke ? 20_000 : 1_000_000,
     uploadLines: smoke ? 20_000 : 400_000,
     concurrency: 16,

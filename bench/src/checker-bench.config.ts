@@ -1,3 +1,4 @@
+import { commonBenchConfig } from "./bench.config.js";
 /**
  * What the checker part of `npm run bench` reads: `--smoke` or BENCH_SMOKE=1 (seconds, every side),
  * BENCH_DATABASE_URL and BENCH_REDIS_URL as the inventory part reads them (bench.config.ts).
@@ -32,11 +33,10 @@ export interface CheckerBenchConfig {
 }
 
 export function checkerBenchConfigFrom(argv: readonly string[], env: Record<string, string | undefined>): CheckerBenchConfig {
-  const smoke = argv.includes("--smoke") || env.BENCH_SMOKE === "1" || env.BENCH_SMOKE === "true";
+  const common = commonBenchConfig(argv, env);
+  const { smoke } = common;
   return {
-    smoke,
-    adminDatabaseUrl: env.BENCH_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres",
-    redisUrl: env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379",
+    ...common,
     aliveEndpoints: smoke ? 300 : 10_000,
     slowEndpoints: smoke ? 20 : 500,
     slowMs: 250,

@@ -1,3 +1,4 @@
+import { commonBenchConfig } from "./bench.config.js";
 /**
  * What the rotator part of `npm run bench` reads: `--smoke` or BENCH_SMOKE=1 (seconds, every side,
  * one run), BENCH_DATABASE_URL and BENCH_REDIS_URL as the other parts read them, and
@@ -32,11 +33,10 @@ export interface RotatorBenchConfig {
 }
 
 export function rotatorBenchConfigFrom(argv: readonly string[], env: Record<string, string | undefined>): RotatorBenchConfig {
-  const smoke = argv.includes("--smoke") || env.BENCH_SMOKE === "1" || env.BENCH_SMOKE === "true";
+  const common = commonBenchConfig(argv, env);
+  const { smoke } = common;
   return {
-    smoke,
-    adminDatabaseUrl: env.BENCH_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres",
-    redisUrl: env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379",
+    ...common,
     bodyBytes: 1024,
     concurrency: 64,
     warmupMs: smoke ? 200 : 1_500,
