@@ -5,6 +5,7 @@ import { runInNewContext } from "node:vm";
 import { extractProxyLines } from "@roost/scraping";
 import { cpuTimes } from "./host.js";
 import { finishReport, load, out, runPart, type Verdict } from "./report.js";
+import { scraperBenchConfigFromProcess, type ScraperBenchConfig } from "./scraper-bench.config.js";
 
 /**
  * `npm run bench -- --part=scraper`: the scraper's extraction (`extractProxyLines`, as a fetched body
@@ -16,21 +17,6 @@ const TARGETS = {
   /** Roost's proxies/s over the regex pass's, each input. */
   roostOverRegex: 0.5,
 };
-
-interface ScraperBenchConfig {
-  smoke: boolean;
-  /** Size of each generated body, bytes. */
-  bodyBytes: number;
-  /** Passes of each side per run, the side order rotating pass by pass. */
-  passes: number;
-  /** Every figure is the median of this many runs. */
-  runs: number;
-}
-
-function configFrom(argv: readonly string[], env: Record<string, string | undefined>): ScraperBenchConfig {
-  const smoke = argv.includes("--smoke") || env.BENCH_SMOKE === "1" || env.BENCH_SMOKE === "true";
-  return { smoke, bodyBytes: smoke ? 64 * 1024 : 5 * 1024 * 1024, passes: smoke ? 2 : 5, runs: 3 };
-}
 
 const median = (values: readonly number[]): number => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -322,4 +308,4 @@ function main(config: ScraperBenchConfig): number {
   return finishReport({ verdicts, problems, smoke: config.smoke, smokeReason: "bodies too small to judge", targetWidth: 56, startedAt: started, steal });
 }
 
-runPart("scraper", () => main(configFrom(process.argv.slice(2), process.env)));
+runPart("scraper", () => main(scraperBenchConfigFromProcess()));
