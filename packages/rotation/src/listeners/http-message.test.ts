@@ -1,4 +1,18 @@
-import { ChunkedScanner, clientResponseHead, endToEnd, headerValue, parseHead, requestFraming, responseFraming, responseHeadFraming, scanResponseHead, serializeHead } from "./http-message.js";
+import {
+  ChunkedScanner,
+  clientResponseHead,
+  endToEnd,
+  headerValue,
+  parseHead,
+  requestFraming,
+  requestHeadFraming,
+  responseFraming,
+  responseHeadFraming,
+  scanRequestHead,
+  scanResponseHead,
+  serializeHead,
+  upstreamRequestHead,
+} from "./http-message.js";
 
 const head = (text: string) => {
   const parsed = parseHead(Buffer.from(text, "latin1"));
@@ -99,6 +113,62 @@ describe("response heads passed on as byte ranges", () => {
       if (close) headers.push(["Connection", "close"]);
       expect(clientResponseHead(scanned, close).toString("latin1")).toBe(serializeHead(`HTTP/1.1 ${parsed.startLine[1]} ${parsed.startLine[2]}`, headers).toString("latin1"));
     }
+  });
+});
+
+describe("request heads passed on as byte ranges", () => {
+  const scan = (text: string) => scanRequestHead(Buffer.from(text, "latin1")) ?? fail();
+
+  it("reads a canonical HTTP/1.1 head without a header list and drops the hop-by-hop lines", () => {
+    const scanned = scan("GET http://a/x HTTP/1.1\r\nHost: a\r\nProxy-Authorization: Basic dTpw\r\nProxy-Connection: keep-alive\r\nConnection: keep-alive\r\nAccept: */*");
+    expect(scanned.parsed).toBeUndefined();
+    expect([scanned.method, scanned.target, scanned.version, scanned.proxyAuthorization, scanned.connection]).toEqual(["GET", "http://a/x", "HTTP/1.1", "Basic dTpw", "keep-alive"]);
+    expect(upstreamRequestHead(scanned, undefined, "Basic b3du").toString("latin1")).toBe("GET http://a/x HTTP/1.1\r\nHost: a\r\nAccept: */*\r\nProxy-Authorization: Basic b3du\r\n\r\n");
+    // HTTP/1.0, Expect, odd whitespace and Connection naming other fields take the parsed path.
+    for (const text of ["GET http://a/ HTTP/1.0", "PUT http://a/ HTTP/1.1\r\nExpect: 100-continue", "GET http://a/ HTTP/1.1\r\nX-A:  b", "GET http://a/ HTTP/1.1\r\nConnection: X-A", "GET  http://a/ HTTP/1.1"]) expect(scan(text).parsed).toBeDefined();
+  });
+
+  it("refuses what parseHead refuses", () => {
+    for (const text of ["GET http://a/ HTTP/1.1\r\nX-A: b\r\n folded", "GET http://a/ HTTP/1.1\r\n: nameless", "GET http://a/ HTTP/1.1\r\nno colon", "GETONLY"]) expect(scanRequestHead(Buffer.from(text, "latin1"))).toBeUndefined();
+  });
+
+  // The old path: a header list, endToEnd, Host when missing, the upstream's credentials, serializeHead.
+  const heads = [
+    "GET http://a/x HTTP/1.1\r\nHost: a\r\nUser-Agent: curl/8\r\nAccept: */*",
+    "GET http://a/x HTTP/1.1\r\nUser-Agent: c",
+    "GET http://a/ HTTP/1.1",
+    "POST http://a/ HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\nConnection: transfer-encoding, keep-alive,",
+    "POST http://a/ HTTP/1.1\r\nContent-Length: 3\r\ncontent-length: 3",
+    "GET http://a/ HTTP/1.1\r\nconnection: Keep-Alive\r\nCONNECTION: close\r\nTE: x\r\nTrailer: y\r\nUpgrade: z\r\nKeep-Alive: 5\r\nPragma: no-cache",
+    "GET http://a/ HTTP/1.1\r\nProxy-Authorization: Basic a\r\nproxy-authorization: Basic b\r\nhost: h",
+    "GET http://a/ HTTP/1.1\r\nX-A:b\r\nX-B:   c  \r\nX-C:\r\nX-D: ",
+    "GET http://a/ HTTP/1.1\r\nConnection: X-Secret, close\r\nX-Secret: 1\r\nclose: 2",
+    "GET http://a/ HTTP/1.1\r\nExpect: 100-continue\r\nHost: a",
+    "GET http://a/ HTTP/1.0\r\nConnection: keep-alive",
+    "GET http://a/ HTTP/1.1\r\nX-A: \u00a0b",
+  ];
+
+  it.each(heads)("matches the parsed path for %j", (text) => {
+    const raw = Buffer.from(text, "latin1");
+    const parsed = parseHead(raw) ?? fail();
+    const scanned = scanRequestHead(raw) ?? fail();
+    expect([scanned.method, scanned.target, scanned.version]).toEqual(parsed.startLine);
+    expect(scanned.connection).toBe(headerValue(parsed, "connection"));
+    expect(scanned.proxyAuthorization).toBe(headerValue(parsed, "proxy-authorization"));
+    expect(scanned.hasHost).toBe(headerValue(parsed, "host") !== undefined);
+    expect(requestHeadFraming(scanned)).toEqual(requestFraming(parsed));
+    if (scanned.parsed || headerValue(parsed, "expect") !== undefined) return;
+    for (const host of [undefined, "a:8080"])
+      for (const auth of [undefined, "Basic b3du"]) {
+        const headers = endToEnd(parsed);
+        if (host !== undefined) headers.push(["Host", host]);
+        if (auth !== undefined) headers.push(["Proxy-Authorization", auth]);
+        expect(upstreamRequestHead(scanned, host, auth).toString("latin1")).toBe(serializeHead(`${parsed.startLine[0]} ${parsed.startLine[1]} HTTP/1.1`, headers).toString("latin1"));
+      }
+  });
+
+  it("takes the byte-range path for most heads of the list above", () => {
+    expect(heads.filter((text) => scan(text).parsed === undefined).length).toBeGreaterThanOrEqual(7);
   });
 });
 

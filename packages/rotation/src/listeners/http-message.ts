@@ -77,8 +77,10 @@ export type BodyFraming = { kind: "none" } | { kind: "length"; bytes: number } |
 
 /** Request body framing (RFC 9112 6.3): chunked wins, else Content-Length, else none. */
 export function requestFraming(head: HttpHead): BodyFraming | undefined {
-  const te = framingHeader(head, "transfer-encoding");
-  const cl = framingHeader(head, "content-length");
+  return requestFramingOf(framingHeader(head, "transfer-encoding"), framingHeader(head, "content-length"));
+}
+
+function requestFramingOf(te: string | undefined | null, cl: string | undefined | null): BodyFraming | undefined {
   if (te === null || cl === null) return undefined;
   if (te !== undefined) return te.toLowerCase().endsWith("chunked") && cl === undefined ? { kind: "chunked" } : undefined;
   if (cl === undefined) return { kind: "none" };
@@ -134,24 +136,27 @@ export function scanResponseHead(raw: Buffer): ResponseHead | undefined {
   return { version, status, reason, connection, transferEncoding: framingHeader(head, "transfer-encoding"), contentLength: framingHeader(head, "content-length"), parsed: head, raw, dropped: [] };
 }
 
+/** What one scan of a head's field lines finds; see scanFields. */
+interface ScannedFields {
+  /** The first Connection value. */
+  connection: string | undefined;
+  transferEncoding: string | undefined | null;
+  contentLength: string | undefined | null;
+  /** The first Proxy-Authorization value (requests). */
+  proxyAuthorization: string | undefined;
+  hasHost: boolean;
+  dropped: number[];
+}
+
 /**
- * The byte-range read: an HTTP/1.1 head, not 1xx, whose every line is "Name: value"
- * exactly as parseHead + serializeHead would write it (a name and value without
- * surrounding whitespace, one space after the colon). Undefined for anything else.
+ * The field lines of a head from `start`, read without a header list when every
+ * line is "Name: value" exactly as parseHead + serializeHead would write it (a
+ * name and value without surrounding whitespace, one space after the colon).
+ * Undefined for anything else, and for a request with Expect (its own path).
  */
-function scanCanonical(raw: Buffer): ResponseHead | undefined {
-  const text = raw.toString("latin1");
+function scanFields(text: string, start: number, request: boolean): ScannedFields | undefined {
   const length = text.length;
-  let lineEnd = text.indexOf("\r\n");
-  if (lineEnd === -1) lineEnd = length;
-  const firstSpace = text.indexOf(" ");
-  const secondSpace = text.indexOf(" ", firstSpace + 1);
-  if (firstSpace !== 8 || secondSpace === -1 || secondSpace >= lineEnd || !text.startsWith("HTTP/1.1") || text.charCodeAt(9) === 0x31) return undefined;
-  let connection: string | undefined;
-  let transferEncoding: string | undefined | null;
-  let contentLength: string | undefined | null;
-  const dropped: number[] = [];
-  let start = lineEnd + 2;
+  const fields: ScannedFields = { connection: undefined, transferEncoding: undefined, contentLength: undefined, proxyAuthorization: undefined, hasHost: false, dropped: [] };
   while (start < length) {
     let end = text.indexOf("\r\n", start);
     if (end === -1) end = length;
@@ -159,29 +164,44 @@ function scanCanonical(raw: Buffer): ResponseHead | undefined {
     if (colon <= start || colon >= end || text.charCodeAt(colon + 1) !== 32) return undefined;
     const first = text.charCodeAt(start);
     if (isSpace(first) || isSpace(text.charCodeAt(colon - 1)) || (end > colon + 2 && (isSpace(text.charCodeAt(colon + 2)) || isSpace(text.charCodeAt(end - 1))))) return undefined;
-    // Only names starting with c, k, p, t or u are framing or hop-by-hop ones.
+    // Only names starting with c, k, p, t or u are framing or hop-by-hop ones; e and h matter in requests.
     const lower = first | 0x20;
-    if (lower === 0x63 || lower === 0x6b || lower === 0x70 || lower === 0x74 || lower === 0x75) {
+    if (lower === 0x63 || lower === 0x6b || lower === 0x70 || lower === 0x74 || lower === 0x75 || (request && (lower === 0x65 || lower === 0x68))) {
       const name = text.slice(start, colon).toLowerCase();
-      if (name === "content-length") contentLength = contentLength === undefined ? text.slice(colon + 2, end) : null;
-      else if (name === "transfer-encoding") transferEncoding = transferEncoding === undefined ? text.slice(colon + 2, end) : null;
-      else if (name === "close") return undefined;
+      if (name === "content-length") fields.contentLength = fields.contentLength === undefined ? text.slice(colon + 2, end) : null;
+      else if (name === "transfer-encoding") fields.transferEncoding = fields.transferEncoding === undefined ? text.slice(colon + 2, end) : null;
+      else if (name === "host") fields.hasHost = true;
+      else if (name === "close" || name === "expect") return undefined;
       else if (HOP_BY_HOP.has(name)) {
         if (name === "connection") {
           const value = text.slice(colon + 2, end);
-          connection ??= value;
+          fields.connection ??= value;
           for (const token of value.split(",")) {
             const field = token.trim().toLowerCase();
             // A field Connection names besides these needs the parsed path.
             if (field !== "" && field !== "close" && field !== "transfer-encoding" && !HOP_BY_HOP.has(field)) return undefined;
           }
-        }
+        } else if (name === "proxy-authorization") fields.proxyAuthorization ??= text.slice(colon + 2, end);
         // Each line goes with the CRLF before it (the head's last line has none after it).
-        dropped.push(start - 2, end);
+        fields.dropped.push(start - 2, end);
       }
     }
     start = end + 2;
   }
+  return fields;
+}
+
+/** The byte-range read of a response: an HTTP/1.1 head, not 1xx, with canonical field lines. */
+function scanCanonical(raw: Buffer): ResponseHead | undefined {
+  const text = raw.toString("latin1");
+  let lineEnd = text.indexOf("\r\n");
+  if (lineEnd === -1) lineEnd = text.length;
+  const firstSpace = text.indexOf(" ");
+  const secondSpace = text.indexOf(" ", firstSpace + 1);
+  if (firstSpace !== 8 || secondSpace === -1 || secondSpace >= lineEnd || !text.startsWith("HTTP/1.1") || text.charCodeAt(9) === 0x31) return undefined;
+  const fields = scanFields(text, lineEnd + 2, false);
+  if (!fields) return undefined;
+  const { connection, transferEncoding, contentLength, dropped } = fields;
   return { version: "HTTP/1.1", status: text.slice(firstSpace + 1, secondSpace), reason: text.slice(secondSpace + 1, lineEnd), connection, transferEncoding, contentLength, parsed: undefined, raw, dropped };
 }
 
@@ -192,15 +212,8 @@ export function responseHeadFraming(head: ResponseHead, requestMethod: string): 
 const HEAD_TAIL = Buffer.from("\r\n\r\n", "latin1");
 const HEAD_TAIL_CLOSE = Buffer.from("\r\nConnection: close\r\n\r\n", "latin1");
 
-/** The head the client gets: HTTP/1.1, end-to-end fields only, and `Connection: close` when `close`. */
-export function clientResponseHead(head: ResponseHead, close: boolean): Buffer {
-  if (head.parsed) {
-    const headers = endToEnd(head.parsed);
-    if (close) headers.push(["Connection", "close"]);
-    return serializeHead(`HTTP/1.1 ${head.status} ${head.reason}`, headers);
-  }
-  const { raw, dropped } = head;
-  const tail = close ? HEAD_TAIL_CLOSE : HEAD_TAIL;
+/** `raw` without the `dropped` ranges, then `tail`. */
+function copyWithout(raw: Buffer, dropped: readonly number[], tail: Buffer): Buffer {
   let size = raw.length + tail.length;
   for (let i = 0; i < dropped.length; i += 2) size -= (dropped[i + 1] ?? 0) - (dropped[i] ?? 0);
   const out = Buffer.allocUnsafe(size);
@@ -213,6 +226,83 @@ export function clientResponseHead(head: ResponseHead, close: boolean): Buffer {
   at += raw.copy(out, at, from);
   tail.copy(out, at);
   return out;
+}
+
+/** The head the client gets: HTTP/1.1, end-to-end fields only, and `Connection: close` when `close`. */
+export function clientResponseHead(head: ResponseHead, close: boolean): Buffer {
+  if (head.parsed) {
+    const headers = endToEnd(head.parsed);
+    if (close) headers.push(["Connection", "close"]);
+    return serializeHead(`HTTP/1.1 ${head.status} ${head.reason}`, headers);
+  }
+  return copyWithout(head.raw, head.dropped, close ? HEAD_TAIL_CLOSE : HEAD_TAIL);
+}
+
+/**
+ * A client's request head as the listener needs it, read like a response head:
+ * an HTTP/1.1 head with canonical field lines and no Expect by byte ranges,
+ * any other parsed (`parsed`).
+ */
+export interface RequestHead {
+  method: string;
+  target: string;
+  version: string;
+  /** The first Connection value. */
+  connection: string | undefined;
+  proxyAuthorization: string | undefined;
+  hasHost: boolean;
+  /** Undefined when absent, null when repeated. */
+  transferEncoding: string | undefined | null;
+  contentLength: string | undefined | null;
+  parsed: HttpHead | undefined;
+  raw: Buffer;
+  /** Byte ranges of `raw` left out of the upstream's copy (hop-by-hop lines). */
+  dropped: number[];
+}
+
+/** Reads a request head; undefined when it is malformed (as parseHead). */
+export function scanRequestHead(raw: Buffer): RequestHead | undefined {
+  const text = raw.toString("latin1");
+  let lineEnd = text.indexOf("\r\n");
+  if (lineEnd === -1) lineEnd = text.length;
+  const firstSpace = text.indexOf(" ");
+  const secondSpace = text.indexOf(" ", firstSpace + 1);
+  if (firstSpace > 0 && secondSpace > firstSpace + 1 && secondSpace === lineEnd - 9 && text.startsWith(" HTTP/1.1", secondSpace)) {
+    const fields = scanFields(text, lineEnd + 2, true);
+    if (fields) return { method: text.slice(0, firstSpace), target: text.slice(firstSpace + 1, secondSpace), version: "HTTP/1.1", ...fields, parsed: undefined, raw };
+  }
+  const head = parseHead(raw);
+  if (!head) return undefined;
+  const [method, target, version] = head.startLine;
+  return {
+    method,
+    target,
+    version,
+    connection: headerValue(head, "connection"),
+    proxyAuthorization: headerValue(head, "proxy-authorization"),
+    hasHost: headerValue(head, "host") !== undefined,
+    transferEncoding: framingHeader(head, "transfer-encoding"),
+    contentLength: framingHeader(head, "content-length"),
+    parsed: head,
+    raw,
+    dropped: [],
+  };
+}
+
+export function requestHeadFraming(head: RequestHead): BodyFraming | undefined {
+  return requestFramingOf(head.transferEncoding, head.contentLength);
+}
+
+/**
+ * What an HTTP upstream gets for a byte-range head: the client's request line
+ * and end-to-end lines, then Host when the client sent none and the upstream's
+ * own Proxy-Authorization.
+ */
+export function upstreamRequestHead(head: RequestHead, host: string | undefined, authorization: string | undefined): Buffer {
+  let tail = "";
+  if (host !== undefined) tail += `\r\nHost: ${host}`;
+  if (authorization !== undefined) tail += `\r\nProxy-Authorization: ${authorization}`;
+  return copyWithout(head.raw, head.dropped, tail === "" ? HEAD_TAIL : Buffer.from(`${tail}\r\n\r\n`, "latin1"));
 }
 
 /** Finds where a chunked body ends, chunk by chunk, without decoding it. */

@@ -7,8 +7,25 @@ import { TunnelError, upstreamEndpoint, type UpstreamConnector } from "../upstre
 import type { Upstream, UpstreamPool } from "../upstream-pool.js";
 import type { UsernameOptions } from "../username-options.js";
 import { authenticate, parseBasic, type ListenerAuth } from "./client-auth.js";
-import { clientResponseHead, endToEnd, headerValue, parseHead, relayBody, relayBodyThen, requestFraming, responseHeadFraming, scanResponseHead, serializeHead, type BodyFraming, type HttpHead, type ResponseHead } from "./http-message.js";
+import {
+  clientResponseHead,
+  endToEnd,
+  headerValue,
+  parseHead,
+  relayBody,
+  relayBodyThen,
+  requestHeadFraming,
+  responseHeadFraming,
+  scanRequestHead,
+  scanResponseHead,
+  serializeHead,
+  upstreamRequestHead,
+  type BodyFraming,
+  type RequestHead,
+  type ResponseHead,
+} from "./http-message.js";
 import { HeadTooLargeError, readHeadThen, SocketInbox, writeAll, writeOrWait } from "./socket-inbox.js";
+import { checkTarget } from "./request-target.js";
 import type { UpstreamConnection, UpstreamConnections } from "./upstream-connections.js";
 
 export interface HttpWireDeps {
@@ -179,6 +196,16 @@ export function handleHttpClient(deps: HttpWireDeps, client: net.Socket): void {
   client.on("error", () => client.destroy());
   client.setTimeout(CLIENT_IDLE_MS, () => client.destroy());
   const inbox = new SocketInbox(client);
+  // The last credentials that passed on this connection: a client sends the same header on every request.
+  let passedAuthorization: string | undefined;
+  let passedOptions: UsernameOptions | undefined;
+  const authorize = (header: string | undefined): UsernameOptions | undefined => {
+    if (passedOptions && header === passedAuthorization) return passedOptions;
+    const credentials = parseBasic(header);
+    const options = authenticate(deps.auth, credentials?.username, credentials?.password);
+    if (options) [passedAuthorization, passedOptions] = [header, options];
+    return options;
+  };
 
   const tunnel = async (target: string, options: UsernameOptions): Promise<void> => {
     const destination = parseAuthority(target);
@@ -214,7 +241,7 @@ export function handleHttpClient(deps: HttpWireDeps, client: net.Socket): void {
    * per step; the one promise settles when the exchange is over, true when the
    * client connection may carry another request.
    */
-  const viaHttpUpstream = (method: string, target: string, headers: [string, string][], framing: BodyFraming, expectContinue: boolean, options: UsernameOptions, clientWantsClose: boolean): Promise<boolean> =>
+  const viaHttpUpstream = (method: string, outgoing: (authorization: string | undefined) => Buffer, framing: BodyFraming, expectContinue: boolean, options: UsernameOptions, clientWantsClose: boolean): Promise<boolean> =>
     new Promise<boolean>((resolve, reject) => {
       const hasBody = framing.kind !== "none";
       const repeatable = !hasBody && IDEMPOTENT.has(method);
@@ -242,9 +269,7 @@ export function handleHttpClient(deps: HttpWireDeps, client: net.Socket): void {
         if (!picked) return answer(lastFailure?.status ?? 503, !hasBody && !clientWantsClose);
         upstream = picked;
         tried.add(upstream.proxyId);
-        const auth = basicProxyAuthorization(upstreamEndpoint(deps.protocol, upstream));
-        // The client's own request target, byte for byte (it passed the URL parser above).
-        head = serializeHead(`${method} ${target} HTTP/1.1`, auth ? [...headers, ["Proxy-Authorization", auth]] : headers);
+        head = outgoing(basicProxyAuthorization(upstreamEndpoint(deps.protocol, upstream)));
         connection = undefined;
         retried = false;
         requestSent = false;
@@ -407,35 +432,33 @@ export function handleHttpClient(deps: HttpWireDeps, client: net.Socket): void {
   };
 
   // Not an async function: the forwarding's own promise is passed on, not wrapped in another.
-  const plain = (head: HttpHead, options: UsernameOptions): Promise<boolean> => {
-    const [method, target, version] = head.startLine;
-    const connectionHeader = headerValue(head, "connection") ?? "";
+  const plain = (head: RequestHead, options: UsernameOptions): Promise<boolean> => {
+    const { method, target, version } = head;
+    const connectionHeader = head.connection ?? "";
     const clientWantsClose = version === "HTTP/1.0" ? !/\bkeep-alive\b/i.test(connectionHeader) : /\bclose\b/i.test(connectionHeader);
-    const framing = requestFraming(head);
-    let url: URL | undefined;
-    try {
-      url = new URL(target);
-    } catch {
-      url = undefined;
-    }
-    if (!framing || !url || url.protocol !== "http:" || !target.startsWith("http://")) {
-      return respond(client, 400, false).then(() => false);
-    }
-    try {
-      deps.guard.checkLiteral(url.hostname.replace(/^\[(.*)\]$/, "$1"));
-    } catch {
+    const framing = requestHeadFraming(head);
+    const checked = checkTarget(deps.guard, target);
+    if (!framing || !checked) return respond(client, 400, false).then(() => false);
+    if (checked.blocked) {
       const keep = framing.kind === "none" && !clientWantsClose;
       return respond(client, 403, keep).then(() => keep);
     }
     deps.onRequest?.("request");
+    const host = head.hasHost ? undefined : checked.host;
+    if (deps.protocol === "http" && !head.parsed) {
+      // The client's own request line and lines, byte for byte (its target passed the URL parser).
+      return viaHttpUpstream(method, (authorization) => upstreamRequestHead(head, host, authorization), framing, false, options, clientWantsClose);
+    }
+    const parsed = head.parsed ?? parseHead(head.raw);
+    if (!parsed) return respond(client, 400, false).then(() => false);
     // The expectation is answered here (awaitResponse), so it is not passed on; HTTP/1.0 clients' is ignored (RFC 9110 10.1.1).
-    const expectContinue = /^100-continue$/i.test(headerValue(head, "expect") ?? "");
-    const headers = expectContinue ? endToEnd(head).filter(([key]) => key.toLowerCase() !== "expect") : endToEnd(head);
-    if (headerValue(head, "host") === undefined) headers.push(["Host", url.host]);
+    const expectContinue = /^100-continue$/i.test(headerValue(parsed, "expect") ?? "");
+    const headers = expectContinue ? endToEnd(parsed).filter(([key]) => key.toLowerCase() !== "expect") : endToEnd(parsed);
+    if (host !== undefined) headers.push(["Host", host]);
     const sendContinue = expectContinue && version === "HTTP/1.1";
     return deps.protocol === "http"
-      ? viaHttpUpstream(method, target, headers, framing, sendContinue, options, clientWantsClose)
-      : viaTunnel(method, url, headers, framing, sendContinue, options, clientWantsClose);
+      ? viaHttpUpstream(method, (authorization) => serializeHead(`${method} ${target} HTTP/1.1`, authorization ? [...headers, ["Proxy-Authorization", authorization]] : headers), framing, sendContinue, options, clientWantsClose)
+      : viaTunnel(method, new URL(target), headers, framing, sendContinue, options, clientWantsClose);
   };
 
   // The request loop, as callbacks like the exchange: a head already buffered is taken at once.
@@ -455,12 +478,11 @@ export function handleHttpClient(deps: HttpWireDeps, client: net.Socket): void {
   };
   const handleHead = (raw: Buffer | null): void => {
     if (!raw) return void client.end();
-    const head = parseHead(raw);
+    const head = scanRequestHead(raw);
     if (!head) return settle(respond(client, 400, false));
-    const [method, target, version] = head.startLine;
+    const { method, target, version } = head;
     if (version !== "HTTP/1.1" && version !== "HTTP/1.0") return settle(respond(client, 505, false));
-    const credentials = parseBasic(headerValue(head, "proxy-authorization"));
-    const options = authenticate(deps.auth, credentials?.username, credentials?.password);
+    const options = authorize(head.proxyAuthorization);
     if (!options) return settle(respond(client, 407, false, [["Proxy-Authenticate", PROXY_AUTHENTICATE]]));
     if (method === "CONNECT") return settle(tunnel(target, options));
     plain(head, options).then(
