@@ -178,6 +178,45 @@ describePeers("rotator listeners with real clients and upstreams", () => {
     expect(egressOf(tunnel)).toBe("127.0.0.6");
   });
 
+  it("checks the credentials of every request on a kept-alive connection, options included", async () => {
+    const listener = await open({ protocol: "http", listenProtocol: "http", auth: true }, [upstreamOf(tinyA, 1, "DE"), upstreamOf(tinyB, 2, "US")]);
+    const socket = net.connect(listener.port, "127.0.0.1");
+    let received = Buffer.alloc(0);
+    socket.on("data", (chunk: Buffer) => (received = Buffer.concat([received, chunk])));
+    // One whole response off the connection.
+    const exchange = async (user: string, password: string): Promise<{ status: number; body: string }> => {
+      const basic = Buffer.from(`${user}:${password}`).toString("base64");
+      socket.write(`GET ${origin.httpUrl} HTTP/1.1\r\nHost: 127.0.0.1\r\nProxy-Authorization: Basic ${basic}\r\n\r\n`);
+      return waitFor(
+        () => {
+          const end = received.indexOf("\r\n\r\n");
+          if (end === -1) return undefined;
+          const head = received.subarray(0, end).toString("latin1");
+          // The judge's echo module answers chunked: its body (chunk lines and all) ends at the last chunk.
+          const chunked = /\r\ntransfer-encoding: *chunked/i.test(head);
+          const last = received.indexOf("0\r\n\r\n", end + 4);
+          const length = chunked ? (last === -1 ? Infinity : last + 5 - end - 4) : Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+          if (received.length < end + 4 + length) return undefined;
+          const body = received.subarray(end + 4, end + 4 + length).toString("latin1");
+          received = received.subarray(end + 4 + length);
+          return { status: Number(head.slice(9, 12)), body };
+        },
+        { what: "a whole response" },
+      );
+    };
+    try {
+      const de = await exchange(`${CLIENT.username}-country-de`, CLIENT.password);
+      expect([de.status, egressOf({ exitCode: 0, ...de })]).toEqual([200, "127.0.0.2"]);
+      // The same connection, other options: they are read again.
+      const us = await exchange(`${CLIENT.username}-country-us`, CLIENT.password);
+      expect([us.status, egressOf({ exitCode: 0, ...us })]).toEqual([200, "127.0.0.3"]);
+      // A wrong password after passing ones is refused all the same.
+      expect((await exchange(`${CLIENT.username}-country-us`, "wrong")).status).toBe(407);
+    } finally {
+      socket.destroy();
+    }
+  });
+
   it("answers 502, never 407, when an upstream refuses its stored credentials", async () => {
     // squid answers bad proxy credentials with 407 (tinyproxy answers 401, like an origin would).
     const squid = await startSquid({ basicAuth: { username: "up", password: "up-secret" } });
