@@ -95,7 +95,7 @@ describePeers("rotator listeners with real clients and upstreams", () => {
   });
 
   async function open(
-    fields: Pick<RotatorDefinition, "protocol" | "listenProtocol"> & { auth?: boolean; guard?: OutboundGuard; responseTimeoutMs?: number; observer?: RotatorObserver },
+    fields: Pick<RotatorDefinition, "protocol" | "listenProtocol"> & { auth?: boolean; guard?: OutboundGuard; responseTimeoutMs?: number; tunnelIdleTimeoutMs?: number; observer?: RotatorObserver },
     upstreams: Upstream[],
   ): Promise<RotatorListener> {
     const definition: RotatorDefinition = {
@@ -121,6 +121,7 @@ describePeers("rotator listeners with real clients and upstreams", () => {
       tls,
       upstreamTimeoutMs: 3000,
       ...(fields.responseTimeoutMs !== undefined ? { responseTimeoutMs: fields.responseTimeoutMs } : {}),
+      ...(fields.tunnelIdleTimeoutMs !== undefined ? { tunnelIdleTimeoutMs: fields.tunnelIdleTimeoutMs } : {}),
       ...(fields.observer ? { observer: fields.observer } : {}),
     });
     listener.pool.replace(upstreams);
@@ -413,6 +414,55 @@ describePeers("rotator listeners with real clients and upstreams", () => {
     const listener = await open({ protocol: "http", listenProtocol: "http" }, [upstreamOf(tinyA, 1)]);
     const refused = await curl(["--data-binary", `@${big}`, "-x", proxyUrl("http", listener), origin.bodyUrl]);
     expect(refused.status).toBe(413);
+  });
+
+  it("closes a CONNECT or SOCKS tunnel that carries no byte for the idle timeout, and keeps a busy one", async () => {
+    const tarpit = await startTarpit();
+    peers.push(tarpit);
+    const idleMs = 400;
+    const http = await open({ protocol: "http", listenProtocol: "http", tunnelIdleTimeoutMs: idleMs }, [upstreamOf(tinyA, 1)]);
+    const socks = await open({ protocol: "socks5", listenProtocol: "socks5", tunnelIdleTimeoutMs: idleMs }, [upstreamOf(microsocks, 4)]);
+    /** A tunnel's client end, once the listener said it is open. */
+    const tunnelTo = async (listener: RotatorListener, host: string, port: number): Promise<{ socket: net.Socket; received: () => string; closed: () => boolean }> => {
+      const socket = net.connect(listener.port, "127.0.0.1");
+      let text = "";
+      let closed = false;
+      socket.on("data", (chunk: Buffer) => (text += chunk.toString("latin1")));
+      socket.on("error", () => undefined);
+      socket.on("close", () => (closed = true));
+      if (listener === http) {
+        socket.write(`CONNECT ${host}:${port} HTTP/1.1\r\nHost: ${host}:${port}\r\n\r\n`);
+        await waitFor(() => text.includes("\r\n\r\n"), { what: "the CONNECT answer" });
+        expect(text).toMatch(/^HTTP\/1\.1 200 /);
+      } else {
+        const portBytes = Buffer.alloc(2);
+        portBytes.writeUInt16BE(port);
+        socket.write(Buffer.from([5, 1, 0]));
+        await waitFor(() => text.length >= 2, { what: "the SOCKS5 method" });
+        socket.write(Buffer.concat([Buffer.from([5, 1, 0, 1, ...host.split(".").map(Number)]), portBytes]));
+        await waitFor(() => text.length >= 12, { what: "the SOCKS5 reply" });
+        expect(text.charCodeAt(3)).toBe(0);
+      }
+      text = "";
+      return { socket, received: () => text, closed: () => closed };
+    };
+
+    for (const listener of [http, socks]) {
+      const silent = await tunnelTo(listener, tarpit.host, tarpit.port);
+      const opened = Date.now();
+      await waitFor(() => silent.closed(), { timeoutMs: 5_000, what: "the idle tunnel to close" });
+      expect(Date.now() - opened).toBeGreaterThanOrEqual(idleMs - 50);
+
+      // Requests one after the other for three times the idle timeout: the tunnel stays open.
+      const busy = await tunnelTo(listener, origin.host, origin.httpPort);
+      const started = Date.now();
+      for (let i = 1; Date.now() - started < 3 * idleMs; i++) {
+        busy.socket.write(`GET /judge HTTP/1.1\r\nHost: ${origin.host}\r\n\r\n`);
+        await waitFor(() => (busy.received().match(/REMOTE_ADDR/g) ?? []).length === i, { what: `answer ${i}` });
+      }
+      expect(busy.closed()).toBe(false);
+      busy.socket.destroy();
+    }
   });
 
   it("stop() closes the port and every open tunnel", async () => {

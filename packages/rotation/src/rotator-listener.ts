@@ -32,6 +32,8 @@ export interface RotatorListenerOptions {
   upstreamTimeoutMs?: number;
   /** A plain request's wait for the upstream's response head once the request is sent, in ms (then 504). @defaultValue 30000 */
   responseTimeoutMs?: number;
+  /** A CONNECT or SOCKS tunnel without a byte either way for this long is closed, in ms. @defaultValue 600000 */
+  tunnelIdleTimeoutMs?: number;
   /** Upstreams tried per request or tunnel. @defaultValue 3 */
   maxAttempts?: number;
   pool?: UpstreamPool;
@@ -90,6 +92,7 @@ export class RotatorListener {
       onUpstreamFailure: (reason) => observer?.upstreamFailure(id, reason),
     });
     const track = (socket: net.Socket): void => this.track(socket);
+    const tunnelIdleTimeoutMs = this.options.tunnelIdleTimeoutMs ?? 600_000;
     const onRequest = (kind: "request" | "tunnel"): void => observer?.request(id, kind);
     let server: net.Server;
     if (definition.listenProtocol === "http" || definition.listenProtocol === "https") {
@@ -102,6 +105,7 @@ export class RotatorListener {
         connections: this.connections,
         upstreamTimeoutMs: this.options.upstreamTimeoutMs ?? 10_000,
         responseTimeoutMs: this.options.responseTimeoutMs ?? 30_000,
+        tunnelIdleTimeoutMs,
         maxAttempts: this.options.maxAttempts ?? 3,
         track,
         onRequest,
@@ -115,7 +119,7 @@ export class RotatorListener {
       if (definition.listenProtocol === "https") server.on("connection", track);
     } else {
       const version = definition.listenProtocol === "socks5" ? 5 : 4;
-      server = net.createServer({ noDelay: true }, (socket) => handleSocksClient({ version, auth, connector, track, onRequest }, socket));
+      server = net.createServer({ noDelay: true }, (socket) => handleSocksClient({ version, auth, connector, track, onRequest, tunnelIdleTimeoutMs }, socket));
     }
     server.on("connection", (socket: net.Socket) => socket.once("close", () => observer?.clientBytes(id, socket.bytesRead, socket.bytesWritten)));
     await new Promise<void>((resolve, reject) => {

@@ -128,6 +128,7 @@ export function createRotatorService(deps: RotatorDeps): RotatorService {
       ...(definition.listenProtocol === "https" ? { tls: await tlsMaterial() } : {}),
       upstreamTimeoutMs: config.ROTATOR_UPSTREAM_TIMEOUT_MS,
       responseTimeoutMs: config.ROTATOR_RESPONSE_TIMEOUT_MS,
+      tunnelIdleTimeoutMs: config.ROTATOR_TUNNEL_IDLE_TIMEOUT_MS,
       maxAttempts: config.ROTATOR_MAX_UPSTREAM_ATTEMPTS,
       observer,
     });

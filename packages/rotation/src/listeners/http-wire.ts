@@ -26,6 +26,7 @@ import {
 } from "./http-message.js";
 import { HeadTooLargeError, readHeadThen, SocketInbox, writeAll, writeOrWait } from "./socket-inbox.js";
 import { checkTarget } from "./request-target.js";
+import { spliceTunnel } from "./splice.js";
 import type { UpstreamConnection, UpstreamConnections } from "./upstream-connections.js";
 
 export interface HttpWireDeps {
@@ -39,6 +40,8 @@ export interface HttpWireDeps {
   upstreamTimeoutMs: number;
   /** Wait for the response head once a plain request is sent, in ms; then 504. */
   responseTimeoutMs: number;
+  /** A CONNECT tunnel without a byte either way for this long is closed, in ms. */
+  tunnelIdleTimeoutMs: number;
   /** Upstreams tried for one request before 502. */
   maxAttempts: number;
   track: (socket: net.Socket) => void;
@@ -220,16 +223,8 @@ export function handleHttpClient(deps: HttpWireDeps, client: net.Socket): void {
     const upstream = opened.socket;
     deps.track(upstream);
     if (client.destroyed) return void upstream.destroy();
-    const early = inbox.detach();
-    client.setTimeout(0);
-    upstream.on("error", () => client.destroy());
-    client.on("close", () => upstream.destroy());
-    upstream.on("close", () => client.destroy());
     client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
-    if (early.length > 0) upstream.write(early);
-    // pipe() pauses the faster side when the other's buffer is full: backpressure both ways.
-    client.pipe(upstream);
-    upstream.pipe(client);
+    spliceTunnel(client, upstream, inbox.detach(), deps.tunnelIdleTimeoutMs);
   };
 
   /**

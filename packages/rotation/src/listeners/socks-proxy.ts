@@ -3,6 +3,7 @@ import net from "node:net";
 import { TunnelError, type UpstreamConnector } from "../upstream-connector.js";
 import type { UsernameOptions } from "../username-options.js";
 import { authenticate, type ListenerAuth } from "./client-auth.js";
+import { spliceTunnel } from "./splice.js";
 
 export interface SocksProxyDeps {
   version: 4 | 5;
@@ -10,6 +11,8 @@ export interface SocksProxyDeps {
   connector: UpstreamConnector;
   /** Greeting, auth and request must arrive within this, in ms. @defaultValue 10000 */
   handshakeTimeoutMs?: number;
+  /** A tunnel without a byte either way for this long is closed, in ms. */
+  tunnelIdleTimeoutMs: number;
   track: (socket: net.Socket) => void;
   onRequest?: (kind: "tunnel") => void;
 }
@@ -75,17 +78,6 @@ class HandshakeReader {
   }
 }
 
-function splice(client: net.Socket, upstream: net.Socket, early: Buffer): void {
-  upstream.on("error", () => client.destroy());
-  client.on("error", () => upstream.destroy());
-  client.on("close", () => upstream.destroy());
-  upstream.on("close", () => client.destroy());
-  if (early.length > 0) upstream.write(early);
-  client.pipe(upstream);
-  upstream.pipe(client);
-  client.resume();
-}
-
 async function socks5(deps: SocksProxyDeps, client: net.Socket, reader: HandshakeReader, handshakeDone: () => void): Promise<void> {
   const methodCount = await reader.byte();
   const methods = await reader.read(methodCount);
@@ -147,7 +139,7 @@ async function socks5(deps: SocksProxyDeps, client: net.Socket, reader: Handshak
   if (client.destroyed) return void tunnel.socket.destroy();
   // The bound address is the upstream's concern; clients ignore it for CONNECT.
   client.write(Buffer.from([5, REP.succeeded, 0, 1, 0, 0, 0, 0, 0, 0]));
-  splice(client, tunnel.socket, reader.release());
+  spliceTunnel(client, tunnel.socket, reader.release(), deps.tunnelIdleTimeoutMs);
 }
 
 function formatIpv6(bytes: Buffer): string {
@@ -179,7 +171,7 @@ async function socks4(deps: SocksProxyDeps, client: net.Socket, reader: Handshak
   deps.track(tunnel.socket);
   if (client.destroyed) return void tunnel.socket.destroy();
   client.write(Buffer.from([0, 0x5a, 0, 0, 0, 0, 0, 0]));
-  splice(client, tunnel.socket, reader.release());
+  spliceTunnel(client, tunnel.socket, reader.release(), deps.tunnelIdleTimeoutMs);
 }
 
 /** Serves one SOCKS client: handshake within a deadline, then a spliced tunnel. */

@@ -34,6 +34,8 @@ export const rotatorEnvSchema = z.object({
   ROTATOR_UPSTREAM_TIMEOUT_MS: envInt(10_000, 100, 120_000),
   /** Milliseconds a plain HTTP request waits for the upstream's response head once sent whole; then 504. */
   ROTATOR_RESPONSE_TIMEOUT_MS: envInt(30_000, 100, 600_000),
+  /** Milliseconds a CONNECT or SOCKS tunnel may carry no byte either way before it is closed. */
+  ROTATOR_TUNNEL_IDLE_TIMEOUT_MS: envInt(600_000, 1_000, 86_400_000),
   /** Upstreams tried for one request or tunnel before the client gets 502 or a SOCKS failure. */
   ROTATOR_MAX_UPSTREAM_ATTEMPTS: envInt(3, 1, 10),
 }).superRefine((env, ctx) => {
