@@ -1,15 +1,14 @@
-import net from "node:net";
 import { createDatabase, type Database } from "@roost/db";
 import { OutboundGuard } from "@roost/net";
 import { createLogger } from "@roost/observability";
 import {
   closedPort,
   createTestDatabase,
-  freePort,
   startEchoJudge,
   startDante,
   startMicrosocks,
   startNginxJudge,
+  startRelay,
   startSquid,
   startTarpit,
   startTinyproxy,
@@ -413,35 +412,3 @@ describe("runCheckBatch against real peers", () => {
     }
   });
 });
-
-/** A TCP relay to `targetPort` on a fixed port whose listener the test takes away and brings back: a proxy that goes and comes. */
-async function startRelay(targetPort: number) {
-  const port = await freePort();
-  const sockets = new Set<net.Socket>();
-  let server: net.Server | null = null;
-  const relay = {
-    port,
-    async start(): Promise<void> {
-      if (server) return;
-      const listening = net.createServer((client) => {
-        const upstream = net.connect(targetPort, "127.0.0.1");
-        for (const socket of [client, upstream]) {
-          sockets.add(socket);
-          socket.on("close", () => sockets.delete(socket));
-          socket.on("error", () => undefined);
-        }
-        client.pipe(upstream).pipe(client);
-      });
-      await new Promise<void>((resolve) => listening.listen(port, "127.0.0.1", resolve));
-      server = listening;
-    },
-    async stop(): Promise<void> {
-      const current = server;
-      server = null;
-      for (const socket of sockets) socket.destroy();
-      if (current) await new Promise<void>((resolve) => current.close(() => resolve()));
-    },
-    close: () => relay.stop(),
-  };
-  return relay;
-}
