@@ -10,6 +10,7 @@ import {
   startNginxJudge,
   startTarpit,
   startEchoJudge,
+  startRelay,
   startTinyproxy,
   waitFor,
   type NginxJudge,
@@ -139,17 +140,43 @@ describe("gateway and two checkers as separate processes", () => {
     expect(perProxy.every((n) => n === 1)).toBe(true);
   }, 120_000);
 
-  it("removes failing proxies across processes when the owner turns auto-remove on", async () => {
-    const auth = { authorization: `Bearer ${token}`, "content-type": "application/json" };
-    const settings = { auto_remove_failing_proxies: true, auto_remove_failure_threshold: 1 };
-    expect((await fetch(`${base}/api/user/settings`, { method: "POST", headers: auth, body: JSON.stringify(settings) })).status).toBe(200);
+  const auth = (): Record<string, string> => ({ authorization: `Bearer ${token}`, "content-type": "application/json" });
+  const saveUserSettings = async (settings: object): Promise<void> => {
+    expect((await fetch(`${base}/api/user/settings`, { method: "POST", headers: auth(), body: JSON.stringify(settings) })).status).toBe(200);
+  };
+  const statisticsAt = async (port: number): Promise<number> =>
+    (await db.query<{ n: number }>("SELECT count(*)::int AS n FROM proxy_statistics s JOIN proxies p ON p.id = s.proxy_id WHERE p.port = $1", [port])).rows[0]?.n ?? -1;
+  /** One more check cycle of the proxies on `port`: made due, then claimed by a checker's next tick. */
+  const cycleAt = async (port: number, proxies: number): Promise<void> => {
+    const before = await statisticsAt(port);
+    await db.query("UPDATE proxies SET next_check_at = now() WHERE port = $1", [port]);
+    await waitFor(async () => (await statisticsAt(port)) >= before + proxies, { timeoutMs: 30_000, what: `a check cycle of port ${port}` });
+  };
+  const autoRemovedBy = async (metricsPort: number): Promise<number> =>
+    Number(/^svc_proxies_auto_removed_total (\S+)/m.exec(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text())?.[1] ?? 0);
+
+  it("keeps failing proxies with auto-remove off, and removes them across processes after the threshold's cycles once it is on", async () => {
     const dead = await closedPort();
+    const failing = async () =>
+      (await db.query<{ n: number; failures: number[] | null }>("SELECT count(*)::int AS n, array_agg(DISTINCT consecutive_failures) AS failures FROM proxies WHERE port = $1", [dead])).rows[0];
     await upload(Array.from({ length: 20 }, (_, i) => `127.0.0.1:${dead}:r${i}:p`));
-    const left = async () => (await db.query<{ n: number }>("SELECT count(*)::int AS n FROM proxies WHERE port = $1", [dead])).rows[0]?.n ?? -1;
-    await waitFor(async () => (await left()) === 0, { timeoutMs: 60_000, what: "the failing proxies removed" });
-    const count = await fetch(`${base}/api/getProxyCount`, { headers: auth });
+    await waitFor(async () => (await statisticsAt(dead)) === 20, { timeoutMs: 30_000, what: "the first check of the failing proxies" });
+    // Off (the default): three failed cycles, all 20 stay.
+    await cycleAt(dead, 20);
+    await cycleAt(dead, 20);
+    expect(await failing()).toEqual({ n: 20, failures: [3] });
+    // On with a threshold of 5: the fourth failed cycle keeps them, the fifth removes them.
+    await saveUserSettings({ auto_remove_failing_proxies: true, auto_remove_failure_threshold: 5 });
+    await cycleAt(dead, 20);
+    expect(await failing()).toEqual({ n: 20, failures: [4] });
+    await db.query("UPDATE proxies SET next_check_at = now() WHERE port = $1", [dead]);
+    await waitFor(async () => (await failing())?.n === 0, { timeoutMs: 30_000, what: "the failing proxies removed" });
+    // The first checker was killed above: the survivor removed them all and counted them.
+    expect(await autoRemovedBy(metricsPorts[1] ?? 0)).toBe(20);
+    const count = await fetch(`${base}/api/getProxyCount`, { headers: auth() });
     expect(await count.json()).toBe(Number((await db.query<{ n: number }>("SELECT count(*)::int AS n FROM proxies")).rows[0]?.n));
-  }, 90_000);
+    await saveUserSettings({ auto_remove_failing_proxies: false });
+  }, 150_000);
 
   it("rates a steady proxy good after three checks, and skips a judge that is down without blaming the proxy", async () => {
     const echo = await startEchoJudge();
@@ -192,5 +219,39 @@ describe("gateway and two checkers as separate processes", () => {
       await echo.close();
     }
   }, 150_000);
-});
 
+  it("rates a proxy that comes and goes poor while the steady one stays good, and the list filter and dashboard follow", async () => {
+    await saveUserSettings({ judges: [{ url: judge.httpUrl, regex: "default" }] });
+    const relay = await startRelay(proxy.port);
+    try {
+      await relay.start();
+      await upload([`127.0.0.1:${relay.port}`]);
+      await waitFor(async () => (await statisticsAt(relay.port)) === 1, { timeoutMs: 30_000, what: "the first check through the relay" });
+      // Alive, dead, alive, dead, alive, dead: 37.34, poor (docs/reputation.md).
+      for (let cycle = 1; cycle < 6; cycle++) {
+        if (cycle % 2 === 0) await relay.start();
+        else await relay.stop();
+        await cycleAt(relay.port, 1);
+      }
+      await cycleAt(proxy.port, 1);
+      const reputation = async (port: number) =>
+        (await db.query<{ id: number; reputation_label: string; reputation_score: number }>("SELECT id, reputation_label, reputation_score FROM proxies WHERE port = $1", [port])).rows[0];
+      const steady = await reputation(proxy.port);
+      expect(steady).toMatchObject({ reputation_label: "good", reputation_score: 100 });
+      expect(await reputation(relay.port)).toMatchObject({ reputation_label: "poor", reputation_score: 37.34 });
+      const ports = async (query: string): Promise<number[]> =>
+        ((await (await fetch(`${base}/api/getProxyPage/1?${query}`, { headers: auth() })).json()) as { proxies: { port: number }[] }).proxies.map((p) => p.port);
+      expect(await ports("reputation=good")).toEqual([proxy.port]);
+      expect(await ports("reputation=poor")).toEqual([relay.port]);
+      expect(await ports("reputation=neutral")).toEqual([]);
+      const total = Number((await db.query<{ n: number }>("SELECT count(*)::int AS n FROM proxies")).rows[0]?.n);
+      const dashboard: unknown = await (await fetch(`${base}/api/getDashboardInfo`, { headers: auth() })).json();
+      expect(dashboard).toMatchObject({
+        reputation_breakdown: { good: 1, neutral: 0, poor: 1, unknown: total - 2 },
+        top_reputation_proxy: { proxy_id: steady?.id, score: 100, label: "good" },
+      });
+    } finally {
+      await relay.close();
+    }
+  }, 150_000);
+});

@@ -1,15 +1,14 @@
-import net from "node:net";
 import { createDatabase, type Database } from "@roost/db";
 import { OutboundGuard } from "@roost/net";
 import { createLogger } from "@roost/observability";
 import {
   closedPort,
   createTestDatabase,
-  freePort,
   startEchoJudge,
   startDante,
   startMicrosocks,
   startNginxJudge,
+  startRelay,
   startSquid,
   startTarpit,
   startTinyproxy,
@@ -351,6 +350,38 @@ describe("runCheckBatch against real peers", () => {
     expect(rows).toEqual([{ id: alive, consecutive_failures: 0 }, { id: kept, consecutive_failures: 3 }]);
   });
 
+  it("counts a failed cycle without the protocols that have no judge, never when nothing was probed or a judge was down", async () => {
+    const dead = await closedPort();
+    const failures = async (id: number) => (await proxyRow(id))?.consecutive_failures;
+    // https enabled without an https judge: left out, so the http failures alone reach the threshold.
+    const partly = await newUser({ protocols: ["http", "https"], judges: [{ url: judge.httpUrl }], autoRemoveAfter: 2 });
+    const removedAtTwo = await addProxy(partly, dead);
+    expect((await runCheckBatch(deps, partly, [removedAtTwo])).removed).toEqual([]);
+    expect((await runCheckBatch(deps, partly, [removedAtTwo])).removed).toEqual([removedAtTwo]);
+    // socks5 over http (no UseHttpsForSocks) and no judge at all: nothing is probed, nothing counts.
+    const unjudged = await newUser({ protocols: ["socks5"], judges: [], autoRemoveAfter: 1 });
+    const neverProbed = await addProxy(unjudged, dead);
+    for (let i = 0; i < 2; i++) expect((await runCheckBatch(deps, unjudged, [neverProbed])).removed).toEqual([]);
+    expect(await failures(neverProbed)).toBe(0);
+    // The http judge is down and https is probed dead: the cycle is incomplete and does not count.
+    const echo = await startEchoJudge();
+    try {
+      const health = new JudgeHealth(deps.guard, deps.logger, { timeoutMs: 1000, tls: { ca: judge.caPem } });
+      const downUser = await newUser({ protocols: ["http", "https"], judges: [{ url: echo.url }, { url: judge.httpsUrl }], autoRemoveAfter: 1 });
+      const kept = await addProxy(downUser, dead);
+      await echo.stop();
+      await health.probeAll([], [echo.url, judge.httpsUrl]);
+      for (let i = 0; i < 2; i++) {
+        const outcome = await runCheckBatch({ ...deps, judgeHealth: health }, downUser, [kept]);
+        expect(outcome).toMatchObject({ removed: [], skipped: ["http"] });
+      }
+      expect((await statistics(kept)).map((s) => [s.protocol, s.alive])).toEqual([["https", false], ["https", false]]);
+      expect(await failures(kept)).toBe(0);
+    } finally {
+      await echo.close();
+    }
+  });
+
   it("skips a judge that is down without blaming the proxies, retries soon, and checks again once it is back", async () => {
     const echo = await startEchoJudge();
     try {
@@ -381,35 +412,3 @@ describe("runCheckBatch against real peers", () => {
     }
   });
 });
-
-/** A TCP relay to `targetPort` on a fixed port whose listener the test takes away and brings back: a proxy that goes and comes. */
-async function startRelay(targetPort: number) {
-  const port = await freePort();
-  const sockets = new Set<net.Socket>();
-  let server: net.Server | null = null;
-  const relay = {
-    port,
-    async start(): Promise<void> {
-      if (server) return;
-      const listening = net.createServer((client) => {
-        const upstream = net.connect(targetPort, "127.0.0.1");
-        for (const socket of [client, upstream]) {
-          sockets.add(socket);
-          socket.on("close", () => sockets.delete(socket));
-          socket.on("error", () => undefined);
-        }
-        client.pipe(upstream).pipe(client);
-      });
-      await new Promise<void>((resolve) => listening.listen(port, "127.0.0.1", resolve));
-      server = listening;
-    },
-    async stop(): Promise<void> {
-      const current = server;
-      server = null;
-      for (const socket of sockets) socket.destroy();
-      if (current) await new Promise<void>((resolve) => current.close(() => resolve()));
-    },
-    close: () => relay.stop(),
-  };
-  return relay;
-}

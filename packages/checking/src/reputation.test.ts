@@ -31,6 +31,22 @@ describe("reputation", () => {
     expect(protocolScore(windowOf(results, alive ? { responseMs: 2000, anonymity: "anonymous" } : {}))).toBe(score);
   });
 
+  it("labels good from 70, neutral from 40, else poor, and unknown without a score", () => {
+    expect([100, 70, 69.99, 40, 39.99, 0].map(labelOf)).toEqual(["good", "good", "neutral", "neutral", "poor", "poor"]);
+    expect(labelOf(null)).toBe("unknown");
+  });
+
+  it.each([
+    ["alternating, ending alive, anonymous at 2 s", [false, true, false, true, false, true], "neutral"],
+    ["alternating, ending dead", [true, false, true, false, true, false], "poor"],
+    ["long good history, two recent failures", [...Array<boolean>(30).fill(true), false, false], "neutral"],
+    ["recovered: failures long ago", [false, false, false, ...Array<boolean>(20).fill(true)], "good"],
+  ])("the documented label of %s: %s", (_what, results, label) => {
+    const alive = results[results.length - 1] ?? false;
+    const window = windowOf(results, alive ? { responseMs: 2000, anonymity: "anonymous" } : {});
+    expect(reputationOf(new Map([["http", window]])).overall.label).toBe(label);
+  });
+
   it("keeps the last 64 results and counts them with one pass", () => {
     let state = { history: 0n, length: 0 };
     for (let i = 0; i < 100; i++) state = pushResult(state.history, state.length, i % 4 !== 0);

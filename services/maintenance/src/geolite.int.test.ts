@@ -209,7 +209,7 @@ describeWithWriter("GeoLite update (local MaxMind-layout server, real PostgreSQL
     }
   });
 
-  it("a corrupt archive, a bad checksum, a refused redirect or a refused address keep the current databases and report why", async () => {
+  it("a corrupt archive, a bad checksum, a file that does not open, a refused redirect or a refused address keep the current databases and report why", async () => {
     await db.pool.query(`INSERT INTO global_config (id, config) VALUES (1, $1::jsonb) ON CONFLICT (id) DO NOTHING`, [
       JSON.stringify({ geolite: { api_key: KEY, auto_update: true, interval_seconds: 86400, download_base_url: baseUrl } }),
     ]);
@@ -223,9 +223,18 @@ describeWithWriter("GeoLite update (local MaxMind-layout server, real PostgreSQL
 
     const other = await buildArchives({ "8.8.8.0/24": { country: "DE", asn: 64999, org: "Hetzner Online GmbH" } });
     const corrupt = Buffer.concat([archives[COUNTRY].subarray(0, 200), Buffer.alloc(400, 7)]);
-    const cases: { name: string; arrange: () => void; deps?: Partial<typeof deps>; error: RegExp }[] = [
+    const cases: { name: string; arrange: () => void | Promise<void>; deps?: Partial<typeof deps>; error: RegExp }[] = [
       { name: "corrupt archive", arrange: () => maxmind.serve({ [COUNTRY]: corrupt, [ASN]: corrupt }), error: /corrupt archive/ },
       { name: "bad checksum", arrange: () => maxmind.serve(other, () => sha256Hex(archives[COUNTRY])), error: /checksum mismatch/ },
+      {
+        // The published checksum matches and the archive unpacks, but its file is no MMDB.
+        name: "file that does not open",
+        arrange: async () => {
+          const notMmdb = Buffer.from("neither a search tree nor metadata\n".repeat(50));
+          maxmind.serve({ [COUNTRY]: await buildMaxMindArchive(COUNTRY, notMmdb), [ASN]: await buildMaxMindArchive(ASN, notMmdb) });
+        },
+        error: /GeoLite2-Country\.mmdb does not open/,
+      },
       { name: "HTTP error", arrange: () => maxmind.served.clear(), error: /HTTP 404/ },
       {
         name: "redirect to a private address",
@@ -247,7 +256,7 @@ describeWithWriter("GeoLite update (local MaxMind-layout server, real PostgreSQL
       },
     ];
     for (const scenario of cases) {
-      scenario.arrange();
+      await scenario.arrange();
       const requestsBefore = maxmind.requests.length;
       const result = await updateGeoLite({ ...deps, ...scenario.deps }, { force: true });
       expect([scenario.name, result]).toEqual([scenario.name, { outcome: "failed", error: expect.stringMatching(scenario.error) }]);

@@ -1,5 +1,5 @@
 import type { Database } from "@roost/db";
-import { createGeoResolver } from "@roost/geo";
+import { createGeoLiteReloader, createStoredGeoResolver } from "@roost/geo";
 import { createGlobalConfigStore, type GlobalConfig } from "@roost/global-config";
 import { OutboundGuard } from "@roost/net";
 import type { Logger, Metrics } from "@roost/observability";
@@ -54,7 +54,9 @@ export function createScraperService(deps: ScraperDeps): ScraperService {
   const globalConfig = createGlobalConfigStore({ prisma: deps.db.prisma, redis: commands, subscriber, prefix, logger });
   const guard = deps.guard ?? new OutboundGuard({ allowPrivateNetworkTargets: config.ALLOW_PRIVATE_NETWORK_TARGETS });
   const userAgent = scraperUserAgent(deps.buildVersion ?? "dev", config.SCRAPER_PROJECT_URL);
-  const geo = createGeoResolver();
+  // Scraped proxies get the GeoLite databases once an admin's key has downloaded them, as uploads do (docs/geo.md).
+  const geo = createStoredGeoResolver(deps.db.pool);
+  const geoReloader = createGeoLiteReloader({ resolver: geo, subscriber, prefix, logger: logger.child({ component: "geo" }) });
   const fetches = deps.metrics.counter("svc_scrape_fetches_total", "Source URL fetches by outcome (ok, not_modified, robots_disallowed, blocked, error)", ["status"]);
   const fetchDuration = deps.metrics.histogram("svc_scrape_fetch_duration_seconds", "Time to fetch one source URL, robots.txt included", [], [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120]);
   const queueWaiting = deps.metrics.gauge("svc_scrape_queue_waiting", "scrape-url jobs waiting in the queue, as the last tick saw them");
@@ -92,6 +94,7 @@ export function createScraperService(deps: ScraperDeps): ScraperService {
   return {
     async start() {
       await globalConfig.start();
+      await geoReloader.start();
       await geo.get();
       consumer = createConsumer(
         scrapeQueue,
@@ -120,6 +123,7 @@ export function createScraperService(deps: ScraperDeps): ScraperService {
       await consumer?.close();
       await scrapes.close();
       await checks.close();
+      await geoReloader.stop().catch(() => undefined);
       await globalConfig.stop().catch(() => undefined);
       for (const connection of [commands, subscriber, producerConnection, workerConnection]) connection.disconnect();
     },

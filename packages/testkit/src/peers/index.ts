@@ -15,3 +15,5 @@ export { mmdbWriterAvailable, writeTestMmdb } from "./mmdb-writer.js";
 export type { TestMmdbRecord } from "./mmdb-writer.js";
 export { startEchoJudge } from "./echo-judge.js";
 export type { EchoJudge } from "./echo-judge.js";
+export { startRelay } from "./relay.js";
+export type { StoppableRelay } from "./relay.js";
