@@ -270,7 +270,7 @@ describe("runCheckBatch against real peers", () => {
       proxyId, protocol: "http", alive: true, attempt: 0, responseMs: 12, anonymity: "elite", judgeUrl: judge.httpUrl, regex: "default", body: "HTTP_HOST = x",
     });
     const verdict = (proxyId: number) => ({ proxyId, probedMask: 1, aliveMask: 1, responseMs: 12, anonymity: "elite", attempt: 0, failedCycle: false, retrySoon: false });
-    const outcome = await writeCheckResults(db.pool, owner, [check(mine), check(theirs)], [verdict(mine), verdict(theirs)], { intervalSeconds: 600, autoRemoveAfter: null });
+    const outcome = await writeCheckResults(db.pool, owner, [check(mine), check(theirs)], [verdict(mine), verdict(theirs)], { intervalSeconds: 600, autoRemoveAfter: null, protocols: ["http"] });
     expect(outcome).toEqual({ updated: [mine], removed: [] });
     expect(await proxyRow(theirs)).toMatchObject({ alive: false, checked: false, response_time: 0 });
     expect(await statistics(theirs)).toEqual([]);
@@ -328,6 +328,25 @@ describe("runCheckBatch against real peers", () => {
       const { rows: window } = await db.pool.query<{ history: string; history_length: number }>("SELECT history::text AS history, history_length FROM proxy_protocol_status WHERE proxy_id = $1", [flaky]);
       // Oldest first: alive, dead, alive, dead, alive, dead -> bits 0b010101 with the newest (dead) in bit 0.
       expect(window).toEqual([{ history: String(0b101010), history_length: 6 }]);
+    } finally {
+      await relay.close();
+    }
+  }, 60_000);
+
+  it("rates a proxy from its enabled protocols only: a turned-off protocol's good history does not keep it good", async () => {
+    const userId = await newUser({ protocols: ["http", "socks5"], judges: [{ url: judge.httpUrl }], timeoutMs: 1500 });
+    const relay = await startRelay(peer("elite").port);
+    try {
+      // The relay forwards to an HTTP proxy: alive on http, dead on socks5 while both are checked.
+      const proxy = await addProxy(userId, relay.port);
+      await relay.start();
+      for (let cycle = 0; cycle < 3; cycle++) await runCheckBatch(deps, userId, [proxy]);
+      expect(await reputation(proxy)).toEqual({ reputation_label: "good", reputation_score: 100 });
+      // http turned off, and the proxy gone: only socks5's dead checks are left to rate it.
+      await db.pool.query("UPDATE user_settings SET http_protocol = false WHERE user_id = $1", [userId]);
+      await relay.stop();
+      await runCheckBatch(deps, userId, [proxy]);
+      expect((await reputation(proxy))?.reputation_label).toBe("poor");
     } finally {
       await relay.close();
     }

@@ -264,7 +264,11 @@ export async function runCheckBatch(deps: CheckBatchDeps, userId: number, proxyI
       retrySoon,
     };
   });
-  const written = await writeCheckResults(deps.pool, userId, checks, verdicts, { intervalSeconds: config.intervalSeconds, autoRemoveAfter: owner.settings.autoRemoveAfter });
+  const written = await writeCheckResults(deps.pool, userId, checks, verdicts, {
+    intervalSeconds: config.intervalSeconds,
+    autoRemoveAfter: owner.settings.autoRemoveAfter,
+    protocols: owner.settings.protocols,
+  });
   if (written.removed.length > 0) deps.logger.info("failing proxies removed", { userId, proxies: written.removed.length, threshold: owner.settings.autoRemoveAfter });
   return { checked: written.updated, removed: written.removed, skipped };
 }

@@ -38,6 +38,8 @@ export interface WriteOptions {
   retrySoonSeconds?: number;
   /** The owner's auto_remove_failing_proxies: remove after this many failed cycles in a row. */
   autoRemoveAfter: number | null;
+  /** The owner's enabled protocols: only their windows make the reputation (a turned-off protocol's old history does not). */
+  protocols: readonly string[];
 }
 
 export interface WriteOutcome {
@@ -75,11 +77,11 @@ export async function writeCheckResults(
     await client.query("BEGIN");
     if (checks.length > 0) await writeChecks(client, userId, checks);
     const ids = verdicts.map((v) => v.proxyId);
-    // Reputation from every protocol's window after this check (skipped protocols keep theirs).
+    // Reputation from every enabled protocol's window after this check (skipped protocols keep theirs).
     const { rows: statuses } = await client.query<StatusRow>(
       `SELECT proxy_id, protocol, alive, response_time, anonymity_level, history::text AS history, history_length
-         FROM proxy_protocol_status WHERE proxy_id = ANY($1::int[])`,
-      [ids],
+         FROM proxy_protocol_status WHERE proxy_id = ANY($1::int[]) AND protocol = ANY($2::text[])`,
+      [ids, options.protocols],
     );
     const windows = new Map<number, Map<string, ProtocolWindow>>();
     for (const row of statuses) {
