@@ -95,7 +95,14 @@ describePeers("rotator listeners with real clients and upstreams", () => {
   });
 
   async function open(
-    fields: Pick<RotatorDefinition, "protocol" | "listenProtocol"> & { auth?: boolean; guard?: OutboundGuard; responseTimeoutMs?: number; tunnelIdleTimeoutMs?: number; observer?: RotatorObserver },
+    fields: Pick<RotatorDefinition, "protocol" | "listenProtocol"> & {
+      auth?: boolean;
+      guard?: OutboundGuard;
+      responseTimeoutMs?: number;
+      tunnelIdleTimeoutMs?: number;
+      bytesReportIntervalMs?: number;
+      observer?: RotatorObserver;
+    },
     upstreams: Upstream[],
   ): Promise<RotatorListener> {
     const definition: RotatorDefinition = {
@@ -122,6 +129,7 @@ describePeers("rotator listeners with real clients and upstreams", () => {
       upstreamTimeoutMs: 3000,
       ...(fields.responseTimeoutMs !== undefined ? { responseTimeoutMs: fields.responseTimeoutMs } : {}),
       ...(fields.tunnelIdleTimeoutMs !== undefined ? { tunnelIdleTimeoutMs: fields.tunnelIdleTimeoutMs } : {}),
+      ...(fields.bytesReportIntervalMs !== undefined ? { bytesReportIntervalMs: fields.bytesReportIntervalMs } : {}),
       ...(fields.observer ? { observer: fields.observer } : {}),
     });
     listener.pool.replace(upstreams);
@@ -463,6 +471,41 @@ describePeers("rotator listeners with real clients and upstreams", () => {
       expect(busy.closed()).toBe(false);
       busy.socket.destroy();
     }
+  });
+
+  it("reports an open tunnel's bytes while it runs, and the rest when it closes", async () => {
+    let bytesIn = 0;
+    let bytesOut = 0;
+    const ignore = (): void => undefined;
+    const observer: RotatorObserver = {
+      request: ignore,
+      upstreamFailure: ignore,
+      connectionOpened: ignore,
+      connectionClosed: ignore,
+      clientBytes: (_id, read, written) => {
+        bytesIn += read;
+        bytesOut += written;
+      },
+    };
+    const listener = await open({ protocol: "http", listenProtocol: "http", bytesReportIntervalMs: 100, observer }, [upstreamOf(tinyA, 1)]);
+    const socket = net.connect(listener.port, "127.0.0.1");
+    let text = "";
+    let closed = false;
+    socket.on("data", (chunk: Buffer) => (text += chunk.toString("latin1")));
+    socket.on("close", () => (closed = true));
+    socket.write(`CONNECT ${origin.host}:${origin.httpPort} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    await waitFor(() => text.includes("\r\n\r\n"), { what: "the CONNECT answer" });
+    socket.write(`GET /judge HTTP/1.1\r\nHost: ${origin.host}\r\n\r\n`);
+    await waitFor(() => text.includes("REMOTE_ADDR"), { what: "the judge's answer" });
+    // Still open: the bytes so far are counted.
+    await waitFor(() => bytesOut >= text.length && bytesIn > 0, { what: "a report while the tunnel is open" });
+    expect(closed).toBe(false);
+    const sent = socket.bytesWritten;
+    socket.write(`GET /judge HTTP/1.1\r\nHost: ${origin.host}\r\nConnection: close\r\n\r\n`);
+    await waitFor(() => closed, { what: "the tunnel to close" });
+    // Every byte counted once: the totals are the client's own.
+    await waitFor(() => bytesIn === socket.bytesWritten && bytesOut === socket.bytesRead, { what: "the totals at close" });
+    expect(socket.bytesWritten).toBeGreaterThan(sent);
   });
 
   it("stop() closes the port and every open tunnel", async () => {

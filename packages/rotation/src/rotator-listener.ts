@@ -16,7 +16,10 @@ export interface RotatorObserver {
   upstreamFailure(rotatorId: number, reason: string): void;
   connectionOpened(rotatorId: number): void;
   connectionClosed(rotatorId: number): void;
-  /** A client connection closed: bytes it sent (`in`) and received (`out`), TLS included. */
+  /**
+   * Bytes client connections sent (`in`) and received (`out`), TLS included, since the last
+   * report: every `bytesReportIntervalMs` while open and once more when one closes.
+   */
   clientBytes(rotatorId: number, bytesIn: number, bytesOut: number): void;
 }
 
@@ -34,6 +37,8 @@ export interface RotatorListenerOptions {
   responseTimeoutMs?: number;
   /** A CONNECT or SOCKS tunnel without a byte either way for this long is closed, in ms. @defaultValue 600000 */
   tunnelIdleTimeoutMs?: number;
+  /** How often open client connections' bytes are reported, in ms. @defaultValue 10000 */
+  bytesReportIntervalMs?: number;
   /** Upstreams tried per request or tunnel. @defaultValue 3 */
   maxAttempts?: number;
   pool?: UpstreamPool;
@@ -49,6 +54,9 @@ export class RotatorListener {
   private readonly sockets = new Set<net.Socket>();
   private readonly connections: UpstreamConnections;
   private server: net.Server | undefined;
+  /** Open client connections and the bytes of each reported so far (read, written). */
+  private readonly clients = new Map<net.Socket, [number, number]>();
+  private bytesTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: RotatorListenerOptions) {
     this.pool = options.pool ?? new UpstreamPool();
@@ -121,7 +129,18 @@ export class RotatorListener {
       const version = definition.listenProtocol === "socks5" ? 5 : 4;
       server = net.createServer({ noDelay: true }, (socket) => handleSocksClient({ version, auth, connector, track, onRequest, tunnelIdleTimeoutMs }, socket));
     }
-    server.on("connection", (socket: net.Socket) => socket.once("close", () => observer?.clientBytes(id, socket.bytesRead, socket.bytesWritten)));
+    server.on("connection", (socket: net.Socket) => {
+      this.clients.set(socket, [0, 0]);
+      socket.once("close", () => {
+        this.reportBytes(socket);
+        this.clients.delete(socket);
+      });
+    });
+    // A long tunnel's bytes show up while it is open, not only at its end.
+    this.bytesTimer = setInterval(() => {
+      for (const socket of this.clients.keys()) this.reportBytes(socket);
+    }, this.options.bytesReportIntervalMs ?? 10_000);
+    this.bytesTimer.unref();
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
       server.listen({ host: this.options.host, port: definition.listenPort, exclusive: true }, () => {
@@ -132,10 +151,22 @@ export class RotatorListener {
     this.server = server;
   }
 
+  private reportBytes(socket: net.Socket): void {
+    const reported = this.clients.get(socket);
+    if (!reported) return;
+    const bytesIn = socket.bytesRead - reported[0];
+    const bytesOut = socket.bytesWritten - reported[1];
+    if (bytesIn === 0 && bytesOut === 0) return;
+    reported[0] += bytesIn;
+    reported[1] += bytesOut;
+    this.options.observer?.clientBytes(this.options.definition.id, bytesIn, bytesOut);
+  }
+
   /** Closes the port, destroys every open connection and tunnel; idempotent. */
   async stop(): Promise<void> {
     const server = this.server;
     this.server = undefined;
+    clearInterval(this.bytesTimer);
     const closed = server ? new Promise<void>((resolve) => server.close(() => resolve())) : Promise.resolve();
     for (const socket of this.sockets) socket.destroy();
     this.connections.destroyAll();

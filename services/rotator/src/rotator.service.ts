@@ -82,7 +82,7 @@ export function createRotatorService(deps: RotatorDeps): RotatorService {
   const requests = deps.metrics.counter("svc_rotating_proxy_requests_total", "Requests (plain HTTP) and tunnels (CONNECT, SOCKS) through rotators, by rotator id", ["rotator", "kind"]);
   const errors = deps.metrics.counter("svc_rotating_proxy_errors_total", "Failed upstream attempts (tried again on the next upstream where that is safe), by reason", ["reason"]);
   const connections = deps.metrics.gauge("svc_rotating_proxy_active_connections", "Open client and upstream sockets, by rotator id", ["rotator"]);
-  const bytes = deps.metrics.counter("svc_rotating_proxy_bytes_total", "Bytes from clients (in) and to clients (out) through rotators, counted when the client connection closes, by rotator id", ["rotator", "direction"]);
+  const bytes = deps.metrics.counter("svc_rotating_proxy_bytes_total", "Bytes from clients (in) and to clients (out) through rotators, added every 10 s while a client connection is open and when it closes, by rotator id", ["rotator", "direction"]);
   const poolSize = deps.metrics.gauge("svc_rotating_proxy_pool_size", "Upstreams in a rotator's pool after its filters, by rotator id", ["rotator"]);
   const observer: RotatorObserver = {
     request: (id, kind) => requests.inc({ rotator: String(id), kind }),
