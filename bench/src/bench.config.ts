@@ -12,6 +12,8 @@
  * - `--v8-flags=on|off|both` or BENCH_V8_FLAGS: gateways with the gateway's V8
  *   flags (on, default) or without (off); both adds an A/B of them
  *   (docs/benchmarks.md, Method).
+ * - BENCH_GATEWAY_CPU_PROF=<dir>: the list and upload gateway runs with
+ *   `--cpu-prof` into that folder (the profile is written when it exits).
  */
 export type V8FlagsMode = "on" | "off" | "both";
 const V8_FLAG_MODES: readonly V8FlagsMode[] = ["on", "off", "both"];
@@ -52,6 +54,7 @@ export interface BenchConfig {
   v8Flags: V8FlagsMode;
   /** How long the mailer and maintenance worker run before their RSS counts as idle, at least, ms. */
   idleMs: number;
+  gatewayCpuProfileDir: string | undefined;
 }
 
 function v8FlagsMode(argv: readonly string[], env: Record<string, string | undefined>): V8FlagsMode {
@@ -87,6 +90,7 @@ export function benchConfigFrom(argv: readonly string[], env: Record<string, str
     jitWarmupRequests: smoke ? 64 : 3_000,
     v8Flags: v8FlagsMode(argv, env),
     idleMs: smoke ? 2_000 : 10_000,
+    gatewayCpuProfileDir: env.BENCH_GATEWAY_CPU_PROF || undefined,
   };
 }
 

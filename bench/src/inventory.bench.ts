@@ -63,7 +63,8 @@ async function main(config: BenchConfig): Promise<number> {
   const load = (): string => os.loadavg().map((n) => n.toFixed(2)).join(" ");
   out(`node ${process.version}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, load average ${load()} (other work on the machine skews every number)`);
   const gatewayFlags = await gatewayNodeFlags();
-  const mainFlags = config.v8Flags === "off" ? [] : gatewayFlags;
+  const profileFlags = config.gatewayCpuProfileDir ? ["--cpu-prof", `--cpu-prof-dir=${config.gatewayCpuProfileDir}`] : [];
+  const mainFlags = [...(config.v8Flags === "off" ? [] : gatewayFlags), ...profileFlags];
 
   const database = await createBenchDatabase(config.adminDatabaseUrl);
   cleanups.push({ what: "database", run: () => database.drop() });
@@ -465,9 +466,11 @@ async function startGatewayProcess(data: GatewayProcessData, flags: string[]): P
       const stopped = next();
       send({ kind: "stop" });
       await stopped.catch(() => undefined);
-      // Anything the gateway left open (a timer, a socket) must not keep the benchmark waiting.
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      // It exits once disconnected (writing a --cpu-prof profile then); anything it left open (a timer,
+      // a socket) must not keep the benchmark waiting longer than a few seconds.
+      const deadline = setTimeout(() => child.exitCode === null && child.signalCode === null && child.kill("SIGTERM"), 5_000);
       await exited;
+      clearTimeout(deadline);
     },
   };
 }
