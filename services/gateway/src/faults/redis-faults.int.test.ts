@@ -58,6 +58,10 @@ const session = {
   saveSettings: () => h.http.post("/api/user/settings").set(bearer(token)).send({ retries: 2 }),
   upload: () => h.http.post("/api/addProxies").set(bearer(token)).attach("file", Buffer.from(`${nextAddress()}:8080\n`), "p.txt"),
   readyz: () => h.http.get("/readyz"),
+  // Routes that read Redis themselves (the rotator registry, the scrape queue).
+  rotators: () => h.http.get("/api/rotatingProxies").set(bearer(token)),
+  rotatorInstances: () => h.http.get("/api/rotatingProxies/instances").set(bearer(token)),
+  addSources: () => h.http.post("/api/scrapingSources").set(bearer(token)).send({ scrapeSourceTextarea: "https://example.com/list.txt" }),
 };
 
 async function timed(send: () => PromiseLike<Response>): Promise<{ res: Response; elapsedMs: number }> {
@@ -86,6 +90,9 @@ const NORMAL: Record<keyof typeof session, number> = {
   saveSettings: 200,
   upload: 200,
   readyz: 200,
+  rotators: 200,
+  rotatorInstances: 200,
+  addSources: 200,
 };
 
 async function underFault(): Promise<void> {
@@ -107,6 +114,9 @@ async function underFault(): Promise<void> {
   expect(await handOffMisses()).toBe(missesBefore + 1);
   const { rows } = await h.db.pool.query<{ due: boolean }>("SELECT next_check_at <= now() AS due FROM proxies WHERE ip = $1", [`11.0.${Math.floor((uploaded - 1) / 250)}.${((uploaded - 1) % 250) + 1}`]);
   expect(rows).toEqual([{ due: true }]);
+  // A refresh must revoke the old token in Redis: refused with 503 and Retry-After, or done.
+  const fresh = results.find(([name]) => name === "login")?.[1].res.body as { token: string };
+  expectAnswered("refresh", await timed(() => h.http.post("/api/refreshToken").set(bearer(fresh.token))), 200);
   // A queue hand-off gives up at its deadline instead of waiting for Redis.
   const started = Date.now();
   await expect(h.deps.queues.maintenance.queue.add("fault-probe", {})).rejects.toThrow();
