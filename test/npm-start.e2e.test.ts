@@ -75,7 +75,9 @@ describe("npm start on a fresh clone", () => {
   it("serves the API with embedded PostgreSQL and Redis, then stops cleanly", async () => {
     const clone = path.join(dir, "r");
     const port = await freePort();
-    const env = startEnv(port);
+    // A bound other than the default, to see the variable reach the local redis-server.
+    const maxMemoryBytes = 256 * 1024 * 1024;
+    const env = { ...startEnv(port), LOCAL_REDIS_MAX_MEMORY_BYTES: String(maxMemoryBytes) };
     child = spawn("npm", ["start"], { cwd: clone, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
     child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
     child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
@@ -94,6 +96,8 @@ describe("npm start on a fresh clone", () => {
       throw new Error(`npm start did not become ready (${outcome}, exit ${child.exitCode})\n--- npm start output ---\n${output.slice(-4000)}`);
     }
     expect(output).toContain(`http://127.0.0.1:${port}`);
+    const readiness = (await (await fetch(`${base}/readyz`)).json()) as { components: Record<string, { details?: Record<string, number> }> };
+    expect(readiness.components.redis_memory?.details?.max_bytes).toBe(maxMemoryBytes);
 
     const credentials = { email: "first@example.com", password: "Correct-Horse-42" };
     const registered = await fetch(`${base}/api/register`, {

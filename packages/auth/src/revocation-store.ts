@@ -241,7 +241,6 @@ export function createRevocationStore(options: RevocationStoreOptions): Revocati
     return subscribing;
   };
   const onReady = (): void => {
-    distrust();
     void resubscribe();
   };
 
@@ -341,7 +340,9 @@ export function createRevocationStore(options: RevocationStoreOptions): Revocati
     },
 
     async start() {
+      // Either connection coming back may mean keys were lost meanwhile, with or without the cache.
       redis.on("ready", distrust);
+      subscriber?.on("ready", distrust);
       if (!cache || !subscriber) return;
       subscriber.on("message", onMessage);
       subscriber.on("ready", onReady);
@@ -352,6 +353,7 @@ export function createRevocationStore(options: RevocationStoreOptions): Revocati
 
     async stop() {
       redis.off("ready", distrust);
+      subscriber?.off("ready", distrust);
       if (!cache || !subscriber) return;
       subscriber.off("message", onMessage);
       subscriber.off("ready", onReady);

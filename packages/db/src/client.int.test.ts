@@ -1,6 +1,7 @@
 import pg from "pg";
 import { createTestDatabase, waitFor, type TestDatabase } from "@roost/testkit";
 import { createDatabase, type Database } from "./client.js";
+import { isDatabaseUnavailable } from "./database-unavailable.js";
 
 describe("createDatabase's pool", () => {
   let database: TestDatabase;
@@ -42,6 +43,37 @@ describe("createDatabase's pool", () => {
       expect(held.listenerCount("error")).toBeGreaterThanOrEqual(1);
     } finally {
       held.release();
+    }
+  });
+
+  it("sets the server-side deadlines on every session: statement_timeout 8 s and idle_in_transaction_session_timeout 60 s by default", async () => {
+    const { rows } = await db.pool.query<{ statement: string; idle: string }>(
+      "SELECT current_setting('statement_timeout') AS statement, current_setting('idle_in_transaction_session_timeout') AS idle",
+    );
+    expect(rows).toEqual([{ statement: "8s", idle: "1min" }]);
+  });
+
+  it("the server cancels a statement past statement_timeout and ends a transaction left idle (a 503, not a hang)", async () => {
+    // The client-side deadline far above both, so what ends each wait is the server's own limit.
+    const limited = createDatabase({ databaseUrl: database.url, maxConnections: 2, statementTimeoutMs: 300, idleInTransactionTimeoutMs: 400, queryTimeoutMs: 20_000 });
+    try {
+      const started = Date.now();
+      const cancelled = await limited.pool.query("SELECT pg_sleep(10)").then(() => null, (error: unknown) => error);
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect((cancelled as { code?: string } | null)?.code).toBe("57014");
+      expect(isDatabaseUnavailable(cancelled)).toBe(true);
+
+      const held = await limited.pool.connect();
+      const { rows } = await held.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
+      await held.query("BEGIN");
+      await waitFor(async () => (await admin.query("SELECT 1 FROM pg_stat_activity WHERE pid = $1", [rows[0]!.pid])).rowCount === 0, {
+        timeoutMs: 5_000,
+        what: "the idle transaction's backend to be ended",
+      });
+      await expect(held.query("SELECT 1")).rejects.toThrow();
+      held.release(true);
+    } finally {
+      await limited.close();
     }
   });
 });

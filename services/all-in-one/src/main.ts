@@ -55,7 +55,7 @@ runService({
     const instanceId = randomUUID();
 
     if (config.SERVICES.includes("maintenance")) {
-      const maintenance = createMaintenanceService({ config: maintenanceConfigFromEnv(env), db, redisUrl, logger });
+      const maintenance = createMaintenanceService({ config: maintenanceConfigFromEnv(env), db, redisUrl, logger, longStatementTimeoutMs: config.DATABASE_LONG_STATEMENT_TIMEOUT_MS });
       shutdown.add("workers", "maintenance", () => maintenance.stop());
       await maintenance.start();
     }

@@ -18,7 +18,13 @@ runService({
   start: async ({ config, logger, shutdown }) => {
     const db = createDatabase({ databaseUrl: config.databaseUrl, applicationName: "roost-maintenance", ...databaseLimits(config) });
     shutdown.add("database", "postgres pool", () => db.close());
-    const service = createMaintenanceService({ config: config.maintenance, db, redisUrl: config.redisUrl, logger });
+    const service = createMaintenanceService({
+      config: config.maintenance,
+      db,
+      redisUrl: config.redisUrl,
+      logger,
+      longStatementTimeoutMs: config.DATABASE_LONG_STATEMENT_TIMEOUT_MS,
+    });
     shutdown.add("workers", "maintenance", () => service.stop());
     await service.start();
   },

@@ -18,6 +18,8 @@ export interface MaintenanceDeps {
   logger: Logger;
   /** GeoLite downloads pass it; default from ALLOW_PRIVATE_NETWORK_TARGETS. */
   guard?: OutboundGuard;
+  /** DATABASE_LONG_STATEMENT_TIMEOUT_MS: the deadline of bulk deletes over every user's proxies; default 30 min. */
+  longStatementTimeoutMs?: number;
 }
 
 export interface MaintenanceService {
@@ -58,7 +60,7 @@ export function createMaintenanceService(deps: MaintenanceDeps): MaintenanceServ
             return result;
           },
           "blacklist-refresh": async () => {
-            const result = await refreshBlacklists(pool, guard);
+            const result = await refreshBlacklists(pool, guard, deps.longStatementTimeoutMs);
             for (const failure of result.failed) logger.warn("blacklist source not refreshed; its previous ranges stay", failure);
             if (result.refreshed.length > 0) logger.info("blacklists refreshed", { refreshed: result.refreshed, removedProxies: result.removedProxies });
             return result;

@@ -91,6 +91,18 @@ const KEYS = [
   "website_blacklist",
   "query",
   "variables",
+  "scrapeSourceTextarea",
+  "clipboardScrapeSources",
+  "name",
+  "instance_id",
+  "protocol",
+  "listen_protocol",
+  "auth_required",
+  "auth_username",
+  "auth_password",
+  "reputation_labels",
+  "uptime_filter_type",
+  "uptime_percentage",
   "__proto__",
 ];
 
@@ -123,7 +135,7 @@ const BOUNDARY = "fuzz-boundary";
 function multipartBody(r: Random): string {
   let text = "";
   for (let n = r.below(4); n > 0; n--) {
-    const name = r.one(["file", "proxyTextarea", "email", "", "x\u0000"]);
+    const name = r.one(["file", "proxyTextarea", "scrapeSourceTextarea", "email", "", "x\u0000"]);
     const filename = r.below(2) === 0 ? '; filename="a.txt"' : "";
     text += `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${name}"${filename}\r\n\r\n${r.one(ODD_STRINGS)}\r\n`;
   }
@@ -136,7 +148,7 @@ function percentEncoded(text: string): string {
 }
 
 function queryString(r: Random): string {
-  const parts = Array.from({ length: r.below(4) }, () => `${r.one(["pageSize", "search", "status", "page", "limit", "a", "__proto__", "a[b][c]"])}=${percentEncoded(r.one(ODD_STRINGS).slice(0, 2_000))}`);
+  const parts = Array.from({ length: r.below(4) }, () => `${r.one(["pageSize", "search", "status", "page", "limit", "url", "a", "__proto__", "a[b][c]"])}=${percentEncoded(r.one(ODD_STRINGS).slice(0, 2_000))}`);
   if (r.below(6) === 0) parts.push(r.one(["%", "%zz", "a=%E0%A4%A", "a=%ED%A0%80", "=", "&&", "a[]=1&a[]=2"]));
   return parts.length > 0 ? `?${parts.join("&")}` : "";
 }
@@ -174,6 +186,17 @@ const ROUTES: Route[] = [
   { method: "post", path: () => "/api/user/export", as: "user" },
   { method: "post", path: () => "/api/addProxies", as: "user" },
   { method: "post", path: () => "/api/graphql", as: "user" },
+  { method: "post", path: () => "/api/scrapingSources", as: "user" },
+  { method: "delete", path: () => "/api/scrapingSources", as: "user" },
+  { method: "get", path: (r) => `/api/getScrapingSourcesCount${queryString(r)}`, as: "user" },
+  { method: "get", path: (r) => `/api/getScrapingSourcesPage/${r.one(SEGMENTS)}${queryString(r)}`, as: "user" },
+  { method: "get", path: (r) => `/api/scrapingSources/check${queryString(r)}`, as: "user" },
+  { method: "get", path: (r) => `/api/scrapingSources/respectRobots${queryString(r)}`, as: "user" },
+  { method: "get", path: (r) => `/api/scrapingSources/${r.one(SEGMENTS)}${r.one(["", "/proxies"])}${queryString(r)}`, as: "user" },
+  { method: "get", path: (r) => `/api/rotatingProxies${r.one(["", "/instances"])}${queryString(r)}`, as: "user" },
+  { method: "post", path: () => "/api/rotatingProxies", as: "user" },
+  { method: "delete", path: (r) => `/api/rotatingProxies/${r.one(SEGMENTS)}`, as: "user" },
+  { method: "post", path: (r) => `/api/rotatingProxies/${r.one(SEGMENTS)}/next`, as: "user" },
   { method: "get", path: () => "/api/global/settings", as: "admin" },
   { method: "post", path: () => "/api/saveSettings", as: "admin" },
   { method: "get", path: (r) => r.one(["/healthz", "/readyz", "/metrics"]), as: "anyone" },
@@ -193,6 +216,15 @@ const GRAPHQL_QUERIES = [
   "{",
   "query Q($p: Int!) { proxies(page: $p) { total } }",
 ];
+
+/** Every route the Express app registers, as "METHOD /path" with its parameters (mount paths left out, as Express keeps them). */
+function registeredRoutes(stack: readonly unknown[], found: string[] = []): string[] {
+  for (const layer of stack as { route?: { path: string; methods: Record<string, boolean> }; handle?: { stack?: unknown[] } }[]) {
+    if (layer.route) for (const method of Object.keys(layer.route.methods)) found.push(`${method.toUpperCase()} ${layer.route.path}`);
+    else if (layer.handle?.stack) registeredRoutes(layer.handle.stack, found);
+  }
+  return found;
+}
 
 async function usedMemory(probe: Redis): Promise<number> {
   return Number(/^used_memory:(\d+)/m.exec(await probe.info("memory"))?.[1]);
@@ -250,6 +282,21 @@ describe("every route under random input", () => {
     const res = await h.http.post("/api/login").send({ email: userEmail, password: STRONG_PASSWORD });
     return (res.body as { token: string }).token;
   }
+
+  it("covers every route the gateway registers", () => {
+    const r = randomness(1);
+    const generated = new Set<string>();
+    for (const route of ROUTES) {
+      for (let n = 0; n < 200; n++) generated.add(`${route.method.toUpperCase()} ${route.path(r).split("?")[0]?.replace(/^\/api(?=\/)/, "")}`);
+    }
+    const registered = registeredRoutes((h.service.app as unknown as { router: { stack: unknown[] } }).router.stack);
+    expect(registered.length).toBeGreaterThan(30);
+    const unfuzzed = registered.filter((route) => {
+      const pattern = new RegExp(`^${route.replace(/:[^/]+/g, "[^/]+")}$`);
+      return ![...generated].some((path) => pattern.test(path));
+    });
+    expect(unfuzzed).toEqual([]);
+  });
 
   it.each(SEEDS)(
     "no 5xx, every 4xx is JSON {error}, /readyz stays ready, Redis stays bounded (seed %i)",

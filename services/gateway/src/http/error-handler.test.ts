@@ -24,6 +24,17 @@ function appThrowing(): express.Express {
   app.get("/revocation-down", () => {
     throw new RevocationUnavailableError(new Error("ECONNREFUSED"));
   });
+  // ioredis's failures when Redis cannot serve (deadline, closed, full under noeviction), possibly wrapped.
+  app.get("/redis-down/:kind", (req) => {
+    const errors: Record<string, Error> = {
+      timeout: new Error("Command timed out"),
+      closed: new Error("Connection is closed."),
+      oom: new Error("OOM command not allowed when used memory > 'maxmemory'."),
+      wrapped: new Error("instances not listed", { cause: Object.assign(new Error("Reached the max retries per request limit (which is 1)."), { name: "MaxRetriesPerRequestError" }) }),
+      other: new Error("Command timed out? no: a bug that mentions it"),
+    };
+    throw errors[String(req.params.kind)];
+  });
   app.post("/echo", (req, res) => {
     res.json(req.body);
   });
@@ -54,6 +65,14 @@ describe("errorHandler", () => {
   it("maps an unavailable revocation store to 503", async () => {
     const res = await http.get("/revocation-down");
     expect([res.status, res.body]).toEqual([503, { error: expect.any(String) }]);
+  });
+
+  it("answers Redis being unavailable 503 {error} with Retry-After, not 500", async () => {
+    for (const kind of ["timeout", "closed", "oom", "wrapped"]) {
+      const res = await http.get(`/redis-down/${kind}`);
+      expect([kind, res.status, res.body, res.headers["retry-after"]]).toEqual([kind, 503, { error: expect.any(String) }, "1"]);
+    }
+    expect((await http.get("/redis-down/other")).status).toBe(500);
   });
 
   it("turns body-parser failures into their 4xx with {error}", async () => {

@@ -4,6 +4,7 @@ import { RevocationUnavailableError } from "@roost/auth";
 import { databaseUnavailable, isDatabaseUnavailable } from "@roost/db";
 import { CallerGone } from "../db-limits/statement-limiter.js";
 import { HttpError } from "./http-error.js";
+import { isRedisUnavailable, redisUnavailable } from "./redis-unavailable.js";
 import { CHARSET_MESSAGE } from "./json-body.middleware.js";
 
 /** Unknown routes: JSON 404. */
@@ -35,6 +36,10 @@ export function errorResponse(error: unknown, logger: Logger, where: { method?: 
   if (error instanceof CallerGone) return null;
   if (error instanceof HttpError) return { status: error.status, body: { error: error.message, ...error.extra }, headers: error.headers };
   if (error instanceof RevocationUnavailableError) return { status: 503, body: { error: "Authentication temporarily unavailable" }, headers: { "Retry-After": "1" } };
+  if (isRedisUnavailable(error)) {
+    logger.warn("redis unavailable, request answered 503", { error, ...where });
+    return { status: redisUnavailable.status, body: { error: redisUnavailable.message }, headers: { "Retry-After": String(redisUnavailable.retryAfterSeconds) } };
+  }
   if (isDatabaseUnavailable(error)) {
     logger.warn("database unavailable, request answered 503", { error, ...where });
     return { status: databaseUnavailable.status, body: { error: databaseUnavailable.message }, headers: { "Retry-After": String(databaseUnavailable.retryAfterSeconds) } };

@@ -17,4 +17,6 @@ export const unauthorized = (message = "Unauthorized") => new HttpError(401, mes
 export const forbidden = (message = "Forbidden") => new HttpError(403, message);
 export const notFound = (message = "Not found") => new HttpError(404, message);
 export const conflict = (message: string) => new HttpError(409, message);
-export const unavailable = (message: string) => new HttpError(503, message);
+/** 503; with `retryAfterSeconds` for a passing condition (Retry-After), without it for one a retry cannot fix. */
+export const unavailable = (message: string, retryAfterSeconds?: number) =>
+  new HttpError(503, message, {}, retryAfterSeconds === undefined ? {} : { "Retry-After": String(retryAfterSeconds) });

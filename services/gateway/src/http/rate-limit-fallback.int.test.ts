@@ -26,7 +26,7 @@ describe("rate limits without Redis", () => {
 
   const login = (email: string, password: string) => h.http.post("/api/login").send({ email, password });
 
-  it("Redis stopped: wrong passwords for one e-mail are counted in-process, the 11th and 12th get 429", async () => {
+  it("Redis stopped: wrong passwords for one e-mail are counted in-process, the 11th and 12th get 429; registration and password recovery are limited too", async () => {
     const email = "victim@example.com";
     await owned.stop();
     try {
@@ -44,6 +44,11 @@ describe("rate limits without Redis", () => {
       registrations.push((await h.http.post("/api/register").send({ email: "new3@example.com", password: STRONG_PASSWORD })).status);
       expect(registrations[3]).toBe(429);
       expect(await rateLimitBlocks(h.deps.metrics, "register_ip")).toBe(1);
+      // And password recovery: one request per address per window.
+      const forgot = () => h.http.post("/api/forgotPassword").send({ email: "victim@example.com" });
+      expect((await forgot()).status).not.toBe(429);
+      expect429(await forgot(), 60);
+      expect(await rateLimitBlocks(h.deps.metrics, "forgot_password_email")).toBe(1);
     } finally {
       await owned.start();
     }

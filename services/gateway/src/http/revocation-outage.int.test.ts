@@ -137,6 +137,20 @@ describe("partial Redis loss: the seeded marker is bound to the server and to th
     expect(await status(loggedOut)).toBe(401);
   });
 
+  it("a revoked jti lost while only the pub/sub connections dropped is refused again (re-seed on the subscriber's reconnect too)", async () => {
+    const { loggedOut, valid } = await loggedOutToken();
+    await probe.del(jtiKey(loggedOut));
+    const commandClients = String(await probe.call("CLIENT", "LIST", "TYPE", "normal"));
+    await probe.client("KILL", "TYPE", "pubsub");
+    // The subscriber is back once it has subscribed again (its 'ready' comes first).
+    await waitFor(async () => String(await probe.call("CLIENT", "LIST", "TYPE", "pubsub")).split("\n").filter(Boolean).length > 0, { what: "the subscriber to reconnect" });
+    // The command connection was left alone.
+    expect(String(await probe.call("CLIENT", "LIST", "TYPE", "normal")).split("\n").filter(Boolean).length).toBe(commandClients.split("\n").filter(Boolean).length);
+    expect(await status(loggedOut)).toBe(401);
+    expect(await status(valid)).toBe(200);
+    await waitFor(async () => (await probe.exists(jtiKey(loggedOut))) === 1, { what: "the re-seed to restore the key" });
+  });
+
   it("a marker that names another Redis server (restored snapshot, promoted replica) is not trusted", async () => {
     const { loggedOut, valid } = await loggedOutToken();
     await probe.del(jtiKey(loggedOut));

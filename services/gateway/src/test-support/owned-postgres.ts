@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { migrate } from "@roost/db";
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from "@roost/embedded";
+import { waitFor } from "@roost/testkit";
 
 /**
  * A PostgreSQL owned by one test file (the embedded one, in a temporary data
@@ -17,6 +18,8 @@ export interface OwnedPostgres {
   resume(): Promise<void>;
   /** Fast shutdown; the URL stays valid for start(). */
   stop(): Promise<void>;
+  /** SIGKILL to the postmaster and every backend, as a crash; start() recovers from the WAL. */
+  kill(): Promise<void>;
   start(): Promise<void>;
   close(): Promise<void>;
 }
@@ -67,6 +70,22 @@ export async function startOwnedPostgres(): Promise<OwnedPostgres> {
       paused = [];
     },
     async stop() {
+      await handle?.stop();
+      handle = null;
+    },
+    async kill() {
+      const pids = await clusterPids(clusterDir);
+      signalAll(pids, "SIGKILL");
+      const alive = (pid: number): boolean => {
+        try {
+          process.kill(pid, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      await waitFor(() => !pids.some(alive), { timeoutMs: 10_000, what: "every PostgreSQL process to be gone" });
+      // Finds the postmaster gone and only disarms its watchdog.
       await handle?.stop();
       handle = null;
     },

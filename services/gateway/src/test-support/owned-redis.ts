@@ -17,6 +17,8 @@ export interface OwnedRedis {
   start(): Promise<void>;
   /** Stops it (SIGTERM, then SIGKILL after 5 s) and waits for the exit. */
   stop(): Promise<void>;
+  /** SIGKILL, as a crash, and waits for the exit. */
+  kill(): Promise<void>;
   /** Freezes it (SIGSTOP): connections stay open but nothing is answered, like a hung server. */
   pause(): void;
   /** Undoes pause() (SIGCONT). */
@@ -43,14 +45,14 @@ export async function startOwnedRedis(): Promise<OwnedRedis> {
     await waitForPort(port);
   }
 
-  async function stop(): Promise<void> {
+  async function stop(signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
     const running = child;
     if (!running || running.exitCode !== null) {
       child = null;
       return;
     }
     const exited = new Promise<void>((resolve) => running.once("exit", () => resolve()));
-    running.kill("SIGTERM");
+    running.kill(signal);
     const force = setTimeout(() => running.kill("SIGKILL"), 5_000);
     await exited;
     clearTimeout(force);
@@ -79,7 +81,8 @@ export async function startOwnedRedis(): Promise<OwnedRedis> {
     url: `redis://127.0.0.1:${port}`,
     port,
     start,
-    stop,
+    stop: () => stop(),
+    kill: () => stop("SIGKILL"),
     pause() {
       if (!child) throw new Error("owned redis is not running");
       child.kill("SIGSTOP");

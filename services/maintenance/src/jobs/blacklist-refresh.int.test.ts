@@ -1,6 +1,7 @@
 import { createDatabase, type Database } from "@roost/db";
 import { OutboundGuard } from "@roost/net";
-import { createTestDatabase, peerBinariesAvailable, startNginxListServer, type NginxListServer, type TestDatabase } from "@roost/testkit";
+import pg from "pg";
+import { createTestDatabase, peerBinariesAvailable, waitFor, startNginxListServer, type NginxListServer, type TestDatabase } from "@roost/testkit";
 import { parseBlacklist, refreshBlacklists } from "./blacklist-refresh.job.js";
 
 describe("parseBlacklist", () => {
@@ -77,5 +78,36 @@ describePeers("refreshBlacklists", () => {
     expect(refused.failed).toEqual([{ source: "http://127.0.0.1/drop.txt", error: expect.stringMatching(/refused/) }]);
     expect(refused.droppedRanges).toBe(1);
     expect(await ranges()).toEqual(["8.8.0.0/16"]);
+  });
+  it("removes proxies with the long-statement deadline: a delete waiting on a lock past the pool's statement_timeout still finishes", async () => {
+    const limited = createDatabase({ databaseUrl: database.url, statementTimeoutMs: 300 });
+    const locker = new pg.Client({ connectionString: database.url });
+    await locker.connect();
+    try {
+      const url = `${lists.origin}/locked.txt`;
+      await lists.put("locked.txt", "6.6.6.0/24\n");
+      await setSources([url]);
+      const user = (await db.pool.query<{ id: number }>("INSERT INTO users (email, password_hash) VALUES ('lock@example.com', 'x') RETURNING id")).rows[0]?.id ?? 0;
+      await db.pool.query("INSERT INTO proxies (user_id, ip, port) VALUES ($1, '6.6.6.6', 80)", [user]);
+      await locker.query("BEGIN");
+      await locker.query("SELECT id FROM proxies WHERE user_id = $1 FOR UPDATE", [user]);
+      const refreshing = refreshBlacklists(limited.pool, guard, 60_000);
+      await waitFor(
+        async () =>
+          (
+            await db.pool.query<{ n: number }>(
+              `SELECT count(*)::int AS n FROM pg_stat_activity
+                WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'DELETE FROM proxies p WHERE EXISTS%' AND now() - query_start > interval '800 ms'`,
+            )
+          ).rows[0]?.n === 1,
+        { timeoutMs: 10_000, what: "the delete waiting past the statement timeout" },
+      );
+      await locker.query("COMMIT");
+      expect(await refreshing).toMatchObject({ refreshed: [url], removedProxies: 1 });
+      expect(await ipsOf(user)).toEqual([]);
+    } finally {
+      await locker.end();
+      await limited.close();
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { isIP } from "node:net";
+import { DEFAULT_DATABASE_LIMITS, runLongStatement } from "@roost/db";
 import { parseStoredConfig } from "@roost/global-config";
 import { guardedGet, type OutboundGuard } from "@roost/net";
 import type pg from "pg";
@@ -43,7 +44,11 @@ export interface BlacklistRefreshResult {
  * outbound guard. A source that fails keeps its previous ranges. Then every
  * proxy inside a range is removed (the per-user counters follow by trigger).
  */
-export async function refreshBlacklists(pool: pg.Pool, guard: OutboundGuard): Promise<BlacklistRefreshResult> {
+export async function refreshBlacklists(
+  pool: pg.Pool,
+  guard: OutboundGuard,
+  longStatementTimeoutMs: number = DEFAULT_DATABASE_LIMITS.longStatementTimeoutMs,
+): Promise<BlacklistRefreshResult> {
   const { rows: configRows } = await pool.query<{ config: unknown }>("SELECT config FROM global_config WHERE id = 1");
   const config = parseStoredConfig(configRows[0]?.config ?? {}).config;
   const sources = config.blacklist_sources;
@@ -67,7 +72,8 @@ export async function refreshBlacklists(pool: pg.Pool, guard: OutboundGuard): Pr
     }
   }
   if (result.refreshed.length > 0) {
-    const removed = await pool.query("DELETE FROM proxies p WHERE EXISTS (SELECT 1 FROM blacklist_ranges b WHERE b.cidr >>= p.ip::inet)");
+    // A bulk delete over every user's proxies: the long-statement deadline, not the pool's 8 s statement_timeout.
+    const removed = await runLongStatement(pool, "DELETE FROM proxies p WHERE EXISTS (SELECT 1 FROM blacklist_ranges b WHERE b.cidr >>= p.ip::inet)", [], longStatementTimeoutMs);
     result.removedProxies = removed.rowCount ?? 0;
   }
   return result;

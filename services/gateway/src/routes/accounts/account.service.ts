@@ -52,7 +52,7 @@ export interface AccountService {
 /** A revocation write that did not land: the request changes nothing and answers 503. */
 function revocationFailed(error: unknown): never {
   if (error instanceof HttpError) throw error;
-  throw unavailable("Session store unavailable, nothing was changed; try again");
+  throw unavailable("Session store unavailable, nothing was changed; try again", 1);
 }
 
 function roleOf(stored: string): Role {

@@ -63,7 +63,7 @@ export function createPasswordRecoveryService(deps: GatewayDeps): PasswordRecove
         );
       } catch (error) {
         logger.error("password reset request could not be stored in the outbox", { error });
-        throw unavailable(RECOVERY_UNAVAILABLE);
+        throw unavailable(RECOVERY_UNAVAILABLE, 2);
       }
       wakeMailer(outboxId);
     },
@@ -100,7 +100,7 @@ export function createPasswordRecoveryService(deps: GatewayDeps): PasswordRecove
           throw error;
         }
         logger.error("password reset failed, nothing was changed", { error });
-        throw unavailable("Password reset is temporarily unavailable, nothing was changed; try again");
+        throw unavailable("Password reset is temporarily unavailable, nothing was changed; try again", 2);
       }
       logger.info("password reset", { userId: done.userId });
       wakeMailer(done.outboxId);

@@ -41,7 +41,7 @@ export async function addSources(deps: AddSourcesDeps, userId: number, texts: re
     const added = await attachSources(deps, userId, urls);
     return { sourceCount: added.length };
   } catch (error) {
-    if (error instanceof SourcesNotQueuedError) throw unavailable("Scraping sources could not be queued; nothing was saved. Try again later.");
+    if (error instanceof SourcesNotQueuedError) throw unavailable("Scraping sources could not be queued; nothing was saved. Try again later.", 1);
     throw error;
   }
 }
