@@ -47,6 +47,15 @@ describe("service entry points", () => {
     expect(noSmtp.output.stderr).toBe("Invalid configuration:\n  - SMTP_HOST, MAIL_FROM_ADDRESS, PUBLIC_APP_URL: required when the mailer runs alone\n");
   }, 60_000);
 
+  it("every service alone stops its boot on a NODE_ENV other than development, production or test", async () => {
+    const started = ["gateway", "checker", "scraper", "rotator", "mailer", "maintenance"].map((service) => run(service, { ...infra(), DATA_DIR: dataDir, NODE_ENV: "Production" }));
+    children.push(...started);
+    for (const service of started) {
+      expect(await service.exited).toBe("1");
+      expect(service.output.stderr).toMatch(/^Invalid configuration:\n(.*\n)* {2}- NODE_ENV: expected development, production, test \(lower case\), got "Production"\n/);
+    }
+  }, 60_000);
+
   it("the gateway alone serves, then exits 0 on SIGTERM with nothing on stderr", async () => {
     const port = await freePort();
     const gateway = run("gateway", { ...infra(), PORT: String(port), DATA_DIR: dataDir, PASSWORD_HASH_MEMORY_KIB: "1024", PASSWORD_HASH_TIME_COST: "1" });

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { databaseLimitsEnv, envBool, envInt, envLogLevel, envOptionalInt, envOptionalString, envString, loadConfig } from "@roost/config";
+import { databaseLimitsEnv, envBool, envInt, envLogLevel, envNodeEnv, envOptionalInt, envOptionalString, envString, loadConfig } from "@roost/config";
 
 /** Variables the checker reads (besides DATABASE_URL/REDIS_URL, given by main or all-in-one). */
 export const checkerEnvSchema = z.object({
@@ -29,6 +29,8 @@ export const checkerInfraSchema = z.object({
   DATABASE_URL: envOptionalString(),
   ...databaseLimitsEnv,
   REDIS_URL: envOptionalString(),
+  /** Checked as the gateway checks it: a value other than development, production or test stops the boot. */
+  NODE_ENV: envNodeEnv,
   LOG_LEVEL: envLogLevel(),
   /** Port for /metrics and /healthz when the checker runs alone; unset = no listener. */
   CHECKER_METRICS_PORT: envOptionalInt(0, 65535),

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { databaseLimitsEnv, envBool, envInt, envLogLevel, envOptionalBool, envOptionalInt, envOptionalString, envOptionalUrl, envString, loadConfig } from "@roost/config";
+import { databaseLimitsEnv, envBool, envInt, envLogLevel, envNodeEnv, envOptionalBool, envOptionalInt, envOptionalString, envOptionalUrl, envString, loadConfig } from "@roost/config";
 
 /** A secret keeps its spaces (no trim); empty or unset is "not set". */
 const envOptionalSecret = () =>
@@ -142,6 +142,8 @@ export const mailerInfraSchema = z.object({
   DATABASE_URL: envOptionalString(),
   ...databaseLimitsEnv,
   REDIS_URL: envOptionalString(),
+  /** Checked as the gateway checks it: a value other than development, production or test stops the boot. */
+  NODE_ENV: envNodeEnv,
   LOG_LEVEL: envLogLevel(),
   /** Port for /metrics and /healthz when the mailer runs alone; unset = no listener. */
   MAILER_METRICS_PORT: envOptionalInt(0, 65535),

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { databaseLimitsEnv, envBool, envInt, envLogLevel, envOptionalString, envString, loadConfig } from "@roost/config";
+import { databaseLimitsEnv, envBool, envInt, envLogLevel, envNodeEnv, envOptionalString, envString, loadConfig } from "@roost/config";
 
 /** Variables the maintenance worker reads (besides DATABASE_URL/REDIS_URL given by main). */
 export const maintenanceEnvSchema = z.object({
@@ -21,6 +21,8 @@ export const maintenanceInfraSchema = z.object({
   DATABASE_URL: envOptionalString(),
   ...databaseLimitsEnv,
   REDIS_URL: envOptionalString(),
+  /** Checked as the gateway checks it: a value other than development, production or test stops the boot. */
+  NODE_ENV: envNodeEnv,
   LOG_LEVEL: envLogLevel(),
 });
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { databaseLimitsEnv, envBool, envInt, envLogLevel, envOptionalInt, envOptionalString, envString, loadConfig } from "@roost/config";
+import { databaseLimitsEnv, envBool, envInt, envLogLevel, envNodeEnv, envOptionalInt, envOptionalString, envString, loadConfig } from "@roost/config";
 
 /** Variables the rotator reads (besides DATABASE_URL/REDIS_URL, given by main or all-in-one). */
 export const rotatorEnvSchema = z.object({
@@ -56,6 +56,8 @@ export const rotatorInfraSchema = z.object({
   DATABASE_URL: envOptionalString(),
   ...databaseLimitsEnv,
   REDIS_URL: envOptionalString(),
+  /** Checked as the gateway checks it: a value other than development, production or test stops the boot. */
+  NODE_ENV: envNodeEnv,
   LOG_LEVEL: envLogLevel(),
   /** Port for /metrics and /healthz when the rotator runs alone; unset = no listener. */
   ROTATOR_METRICS_PORT: envOptionalInt(0, 65535),

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { envBool, envInt, envLogLevel, envOptionalInt, envOptionalString, envOptionalUrl, envString, loadConfig } from "@roost/config";
+import { envBool, envInt, envLogLevel, envNodeEnv, envOptionalInt, envOptionalString, envOptionalUrl, envString, loadConfig } from "@roost/config";
 
 /** Variables the scraper reads (besides DATABASE_URL/REDIS_URL, given by main or all-in-one). */
 export const scraperEnvSchema = z.object({
@@ -26,6 +26,8 @@ export function scraperConfigFromEnv(env: Record<string, string | undefined> = p
 export const scraperInfraSchema = z.object({
   DATABASE_URL: envOptionalString(),
   REDIS_URL: envOptionalString(),
+  /** Checked as the gateway checks it: a value other than development, production or test stops the boot. */
+  NODE_ENV: envNodeEnv,
   LOG_LEVEL: envLogLevel(),
   /** Port for /metrics and /healthz when the scraper runs alone; unset = no listener. */
   SCRAPER_METRICS_PORT: envOptionalInt(0, 65535),
