@@ -76,6 +76,18 @@ async function expectServedAgain(): Promise<void> {
   expect((await h.http.get("/api/getProxyCount").set(bearer(token))).body).toBe(committed);
 }
 
+/** With PostgreSQL brought down by `down`, the whole session answers 503 in time; started again, it is served. */
+async function expectUnavailableUntilStarted(down: () => Promise<void>): Promise<void> {
+  await down();
+  try {
+    const results = await Promise.all(Object.entries(session).map(async ([name, send]) => [name, await timed(send)] as const));
+    for (const [name, result] of results) expectUnavailable(name, result);
+  } finally {
+    await pg.start();
+  }
+  await expectServedAgain();
+}
+
 describe("PostgreSQL faults", () => {
   it("frozen (SIGSTOP): every request answers 503 {error} with Retry-After within 15 s; back after SIGCONT", async () => {
     await expectServedAgain();
@@ -96,14 +108,7 @@ describe("PostgreSQL faults", () => {
   }, 60_000);
 
   it("stopped: every request answers 503 within 15 s; back once it is started again", async () => {
-    await pg.stop();
-    try {
-      const results = await Promise.all(Object.entries(session).map(async ([name, send]) => [name, await timed(send)] as const));
-      for (const [name, result] of results) expectUnavailable(name, result);
-    } finally {
-      await pg.start();
-    }
-    await expectServedAgain();
+    await expectUnavailableUntilStarted(() => pg.stop());
   }, 90_000);
 
   it("killed (SIGKILL, every process): every request answers 503 within 15 s; back after a restart, the last commit kept", async () => {
@@ -111,13 +116,6 @@ describe("PostgreSQL faults", () => {
     const upload = await h.http.post("/api/addProxies").set(bearer(token)).field("proxyTextarea", "9.10.11.12:8080");
     expect([upload.status, upload.body.proxyCount]).toEqual([200, 1]);
     committed++;
-    await pg.kill();
-    try {
-      const results = await Promise.all(Object.entries(session).map(async ([name, send]) => [name, await timed(send)] as const));
-      for (const [name, result] of results) expectUnavailable(name, result);
-    } finally {
-      await pg.start();
-    }
-    await expectServedAgain();
+    await expectUnavailableUntilStarted(() => pg.kill());
   }, 90_000);
 });
